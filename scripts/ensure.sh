@@ -1,0 +1,11 @@
+#!/bin/sh
+# Makes a fresh clone runnable: installs the locked dependencies (which bring Node 22 and Deno from the npm
+# registry) when node_modules is missing or older than package-lock.json. Used by `npm start` and `npm test`
+# so the README's two commands work on a machine that has only the system Node and npm.
+set -eu
+cd "$(dirname "$0")/.."
+marker=node_modules/.package-lock.json
+if [ ! -f "$marker" ] || [ package-lock.json -nt "$marker" ] || [ ! -x node_modules/.bin/node ]; then
+  echo "switchyard: installing dependencies (npm ci)…" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** Console process configuration, validated once at start (ARCHITECTURE.md §1). */
+const ConsoleEnv = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  CONSOLE_GRPC_HOST: z.string().min(1).default('127.0.0.1'),
+  CONSOLE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
+  DATABASE_URL: z
+    .string({ error: 'DATABASE_URL is required (npm start provides an embedded PostgreSQL when it is unset)' })
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must be a redis:// or rediss:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  RELAY_URL: z.url().default('http://127.0.0.1:3001'),
+  RELAY_GRPC_URL: z.string().min(1).default('127.0.0.1:50052'),
+  SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),
+  MIGRATE_ON_START: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+});
+
+export type ConsoleConfig = z.infer<typeof ConsoleEnv>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; throws one ConfigError naming every bad variable. */
+export function loadConsoleConfig(env: Record<string, string | undefined> = process.env): ConsoleConfig {
+  const result = ConsoleEnv.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid console configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,133 @@
+/**
+ * The console process (ARCHITECTURE.md §1): Remix pages and the /api JSON contract over HTTP, the Billing gRPC
+ * service, option cache with cross-process invalidation, and the relay paths forwarded for a single origin.
+ */
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getRequestListener, serve } from '@hono/node-server';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { createRequestHandler, type ServerBuild } from '@remix-run/node';
+import { bootstrapRoot } from '@switchyard/db/bootstrap.ts';
+import { migrateUp } from '@switchyard/db/migrate.ts';
+import { OptionService } from '@switchyard/db/options/service.ts';
+import { initOrm } from '@switchyard/db/orm.ts';
+import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { Hono } from 'hono';
+import { createRelayClient } from '#app/grpc/relay-client.server.ts';
+import { startConsoleGrpc } from '#app/grpc/server.server.ts';
+import type { ConsoleServices } from '#app/services.server.ts';
+import type { ConsoleConfig } from './config.ts';
+import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export type RunningConsole = {
+  url: string;
+  grpcAddress: string;
+  services: ConsoleServices;
+  stop(): Promise<void>;
+};
+
+async function readVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  return process.env.SWITCHYARD_VERSION ?? `v${pkg.version}`;
+}
+
+export async function startConsole(config: ConsoleConfig, opts: { dev?: boolean } = {}): Promise<RunningConsole> {
+  const log = (msg: string) => console.log(`[console] ${msg}`);
+  const orm = await initOrm(config.DATABASE_URL, { poolMax: config.DATABASE_POOL_MAX });
+  if (config.MIGRATE_ON_START) {
+    await migrateUp(orm);
+    await bootstrapRoot(orm);
+  }
+
+  let pubsub: PubSub;
+  if (config.REDIS_URL) {
+    pubsub = await createRedisPubSub(config.REDIS_URL);
+  } else {
+    pubsub = createMemoryPubSub();
+    log('REDIS_URL is not set: option changes reach this process only (single-instance mode)');
+  }
+  const options = new OptionService({ orm, pubsub });
+  await options.load();
+
+  const relay = createRelayClient(config.RELAY_GRPC_URL);
+  const services: ConsoleServices = {
+    orm,
+    options,
+    relay,
+    version: await readVersion(),
+    startedAt: Math.floor(Date.now() / 1000),
+  };
+
+  const grpc = await startConsoleGrpc({ host: config.CONSOLE_GRPC_HOST, port: config.CONSOLE_GRPC_PORT });
+
+  // Remix: the built server bundle in production; Vite's dev server (HMR) with --dev.
+  let build: ServerBuild | (() => Promise<ServerBuild>);
+  let vite: import('vite').ViteDevServer | undefined;
+  if (opts.dev) {
+    const { createServer } = await import('vite');
+    vite = await createServer({ root, server: { middlewareMode: true } });
+    const devServer = vite;
+    build = () => devServer.ssrLoadModule('virtual:remix/server-build') as Promise<ServerBuild>;
+  } else {
+    const buildPath = path.join(root, 'build/server/index.js');
+    build = (await import(buildPath)) as ServerBuild;
+  }
+  const remix = createRequestHandler(build, opts.dev ? 'development' : 'production');
+  const proxy = createRelayProxy(config.RELAY_URL);
+
+  const app = new Hono<{ Bindings: { incoming: import('node:http').IncomingMessage } }>();
+  app.use('*', async (c, next) => {
+    const { pathname } = new URL(c.req.url);
+    if (isRelayPath(pathname)) return proxy(c.req.raw, c.env.incoming.socket.remoteAddress);
+    await next();
+  });
+  if (!opts.dev) {
+    const clientRoot = path.relative(process.cwd(), path.join(root, 'build/client'));
+    app.use(
+      '/assets/*',
+      serveStatic({
+        root: clientRoot,
+        onFound: (_p, c) => {
+          c.header('Cache-Control', 'public, max-age=31536000, immutable');
+        },
+      }),
+    );
+    app.use('*', serveStatic({ root: clientRoot }));
+  }
+  app.all('*', (c) => remix(c.req.raw, { services }));
+
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST });
+  if (vite) {
+    // In dev, Vite's middlewares (HMR, module transforms) run first; everything else reaches the app.
+    const devVite = vite;
+    const listener = getRequestListener(app.fetch);
+    server.removeAllListeners('request');
+    server.on('request', (req, res) => devVite.middlewares(req, res, () => listener(req, res)));
+  }
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  const addr = server.address() as AddressInfo;
+  const url = `http://${config.HOST}:${addr.port}`;
+  log(`HTTP on ${url}, gRPC on ${grpc.address}`);
+
+  return {
+    url,
+    grpcAddress: grpc.address,
+    services,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive sockets would hold close() open.
+        (server as import('node:http').Server).closeIdleConnections?.();
+      });
+      await grpc.stop();
+      relay.close();
+      await vite?.close();
+      await pubsub.close();
+      await orm.close();
+    },
+  };
+}
