@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadRelayConfig } from './config.ts';
+
+describe('relay config', () => {
+  it('applies the documented defaults', () => {
+    const cfg = loadRelayConfig({});
+    expect(cfg).toMatchObject({
+      RELAY_HOST: '127.0.0.1',
+      RELAY_PORT: 3001,
+      RELAY_GRPC_HOST: '127.0.0.1',
+      RELAY_GRPC_PORT: 50052,
+      LOG_LEVEL: 'info',
+    });
+    expect(cfg.REDIS_URL).toBeUndefined();
+    expect(cfg.DATABASE_URL).toBeUndefined();
+  });
+
+  it('treats an empty REDIS_URL as unset and keeps a valid one', () => {
+    expect(loadRelayConfig({ REDIS_URL: '' }).REDIS_URL).toBeUndefined();
+    expect(loadRelayConfig({ REDIS_URL: 'redis://r:6379/0' }).REDIS_URL).toBe('redis://r:6379/0');
+  });
+
+  it('names every bad variable in one error', () => {
+    let error: unknown;
+    try {
+      loadRelayConfig({
+        RELAY_PORT: 'abc',
+        RELAY_GRPC_PORT: '70000',
+        REDIS_URL: 'http://x',
+        LOG_LEVEL: 'loud',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['RELAY_PORT', 'RELAY_GRPC_PORT', 'REDIS_URL', 'LOG_LEVEL'])
+      expect(message).toContain(name);
+  });
+});

@@ -1,0 +1,48 @@
+import process from 'node:process';
+import { z } from 'zod';
+
+/** Relay process configuration, validated once at start (ARCHITECTURE.md §1). */
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalUrl = (pattern: RegExp, message: string) =>
+  z
+    .string()
+    .regex(pattern, message)
+    .optional()
+    .or(z.literal('').transform(() => undefined));
+
+const RelayEnv = z.object({
+  RELAY_HOST: z.string().min(1).default('127.0.0.1'),
+  RELAY_PORT: port(3001),
+  RELAY_GRPC_HOST: z.string().min(1).default('127.0.0.1'),
+  RELAY_GRPC_PORT: port(50052),
+  REDIS_URL: optionalUrl(/^rediss?:\/\//, 'REDIS_URL must be a redis:// or rediss:// URL'),
+  /** Not used yet: channels, tokens and abilities are read from PostgreSQL in a later change. */
+  DATABASE_URL: optionalUrl(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
+  RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  /** Tells replicas apart; defaults to a random id per process start. */
+  RELAY_INSTANCE_ID: z.string().min(1).max(128).optional(),
+});
+
+export type RelayConfig = z.infer<typeof RelayEnv>;
+/** What `RelayEnv` accepts: tests pass only the variables they care about. */
+export type RelayConfigInput = z.input<typeof RelayEnv>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; throws one ConfigError naming every bad variable. */
+export function loadRelayConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
+  return parseRelayConfig(env);
+}
+
+export function parseRelayConfig(input: RelayConfigInput | Record<string, unknown>): RelayConfig {
+  const result = RelayEnv.safeParse(input);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid relay configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,87 @@
+/**
+ * The relay process in one call: store, HTTP fronts and the gRPC server. main.ts runs it from the environment;
+ * tests and the launcher can run it in-process.
+ */
+import { parseRelayConfig, type RelayConfig, type RelayConfigInput } from './config.ts';
+import { createRuntimeInfo, type RuntimeInfo } from './core/runtime-info.ts';
+import { startRelayGrpc } from './grpc/server.ts';
+import { createHttpApp } from './http/app.ts';
+import { createLogger, type Logger } from './log.ts';
+import { serveHttp } from './runtime.ts';
+import { createStore, type RelayStore } from './store/index.ts';
+
+export type { RelayConfig, RelayConfigInput } from './config.ts';
+export type { RuntimeInfo } from './core/runtime-info.ts';
+
+export type RunningRelay = {
+  /** e.g. `http://127.0.0.1:3001` */
+  httpUrl: string;
+  /** `host:port` of the gRPC server */
+  grpcAddress: string;
+  info: RuntimeInfo;
+  store: RelayStore;
+  /** Health NOT_SERVING and /readyz 503, stop accepting, drain HTTP and gRPC, close the store. Idempotent. */
+  stop(): Promise<void>;
+};
+
+export type StartRelayOptions = {
+  log?: Logger;
+  /** Redis key prefix (tests use one per worker). */
+  keyPrefix?: string;
+  /** How long start waits for Redis before starting not-ready (default 5 s). */
+  storeWaitMs?: number;
+};
+
+export async function startRelay(
+  config: RelayConfig | RelayConfigInput,
+  opts: StartRelayOptions = {},
+): Promise<RunningRelay> {
+  const cfg = parseRelayConfig(config);
+  const log = opts.log ?? createLogger(cfg.LOG_LEVEL);
+  const store = await createStore({
+    redisUrl: cfg.REDIS_URL,
+    log,
+    ...(opts.keyPrefix ? { keyPrefix: opts.keyPrefix } : {}),
+    ...(opts.storeWaitMs !== undefined ? { waitMs: opts.storeWaitMs } : {}),
+  });
+  const info = createRuntimeInfo({ storeMode: store.mode, instanceId: cfg.RELAY_INSTANCE_ID });
+
+  let draining = false;
+  let grpc: Awaited<ReturnType<typeof startRelayGrpc>> | undefined;
+  let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
+  try {
+    const app = createHttpApp({ store, log, isDraining: () => draining });
+    http = await serveHttp(app.fetch, { port: cfg.RELAY_PORT, hostname: cfg.RELAY_HOST });
+    grpc = await startRelayGrpc({
+      host: cfg.RELAY_GRPC_HOST,
+      port: cfg.RELAY_GRPC_PORT,
+      deps: { log, runtimeInfo: () => info },
+    });
+  } catch (err) {
+    await http?.close(0);
+    await store.close();
+    throw err;
+  }
+
+  const httpHost = http.hostname.includes(':') ? `[${http.hostname}]` : http.hostname;
+  const running = { http, grpc };
+  let stopping: Promise<void> | undefined;
+  return {
+    httpUrl: `http://${httpHost}:${http.port}`,
+    grpcAddress: grpc.address,
+    info,
+    store,
+    stop() {
+      stopping ??= (async () => {
+        draining = true;
+        running.grpc.health.setAllNotServing();
+        await Promise.all([
+          running.http.close(cfg.RELAY_DRAIN_TIMEOUT_MS),
+          running.grpc.stop(cfg.RELAY_DRAIN_TIMEOUT_MS),
+        ]);
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}

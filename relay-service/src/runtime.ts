@@ -1,0 +1,138 @@
+/**
+ * The few places where Node and Deno differ (ARCHITECTURE.md §1): runtime detection, the HTTP listener,
+ * signals and exit. Everything else in the relay uses web-standard or `node:` APIs that both provide.
+ */
+import type { AddressInfo } from 'node:net';
+import process from 'node:process';
+
+export type RuntimeName = 'node' | 'deno';
+
+/** The slice of the Deno namespace the relay uses (tsconfig types are Node's; this file must also run on Deno). */
+type DenoHttpServer = {
+  addr: { hostname: string; port: number };
+  finished: Promise<void>;
+  shutdown(): Promise<void>;
+};
+type DenoNamespace = {
+  version: { deno: string };
+  serve(
+    options: {
+      port: number;
+      hostname: string;
+      onListen?: (addr: { hostname: string; port: number }) => void;
+    },
+    handler: (request: Request) => Response | Promise<Response>,
+  ): DenoHttpServer;
+  addSignalListener(signal: 'SIGINT' | 'SIGTERM', handler: () => void): void;
+  exit(code: number): never;
+};
+
+const deno = (globalThis as { Deno?: DenoNamespace }).Deno;
+
+export const runtime: { name: RuntimeName; version: string } = deno
+  ? { name: 'deno', version: deno.version.deno }
+  : { name: 'node', version: process.versions.node };
+
+export type FetchHandler = (request: Request) => Response | Promise<Response>;
+
+export type HttpListener = {
+  /** The bound port (useful with port 0). */
+  port: number;
+  hostname: string;
+  /**
+   * Stops accepting connections and waits for in-flight requests (streams included) up to `drainMs`,
+   * then closes what is left.
+   */
+  close(drainMs?: number): Promise<void>;
+};
+
+/** Serves `fetchHandler` with `Deno.serve` on Deno and `@hono/node-server` on Node. */
+export async function serveHttp(
+  fetchHandler: FetchHandler,
+  opts: { port: number; hostname: string },
+): Promise<HttpListener> {
+  if (deno) return serveDeno(deno, fetchHandler, opts);
+  return serveNode(fetchHandler, opts);
+}
+
+async function serveDeno(
+  d: DenoNamespace,
+  fetchHandler: FetchHandler,
+  opts: { port: number; hostname: string },
+): Promise<HttpListener> {
+  let server: DenoHttpServer | undefined;
+  const addr = await new Promise<{ hostname: string; port: number }>((resolve, reject) => {
+    try {
+      server = d.serve({ port: opts.port, hostname: opts.hostname, onListen: resolve }, fetchHandler);
+    } catch (err) {
+      reject(err);
+    }
+  });
+  const s = server!;
+  return {
+    port: addr.port,
+    hostname: opts.hostname,
+    async close(drainMs = 10_000) {
+      // shutdown() stops listening and resolves once in-flight requests finish.
+      await Promise.race([s.shutdown(), delay(drainMs)]);
+    },
+  };
+}
+
+async function serveNode(
+  fetchHandler: FetchHandler,
+  opts: { port: number; hostname: string },
+): Promise<HttpListener> {
+  const { serve } = await import('@hono/node-server');
+  const http = await new Promise<import('node:http').Server>((resolve, reject) => {
+    const server = serve(
+      { fetch: (req) => fetchHandler(req), port: opts.port, hostname: opts.hostname },
+      () => resolve(server as import('node:http').Server),
+    );
+    server.once('error', reject);
+  });
+  const { port } = http.address() as AddressInfo;
+  return {
+    port,
+    hostname: opts.hostname,
+    async close(drainMs = 10_000) {
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      // Idle keep-alive sockets would hold close() open; busy ones finish their response first.
+      http.closeIdleConnections();
+      const idleSweep = setInterval(() => http.closeIdleConnections(), 250);
+      const timedOut = await Promise.race([closed.then(() => false), delay(drainMs).then(() => true)]);
+      clearInterval(idleSweep);
+      if (timedOut) {
+        http.closeAllConnections();
+        await closed;
+      }
+    },
+  };
+}
+
+/** Calls `handler` once on the first SIGINT or SIGTERM. */
+export function onShutdownSignal(handler: (signal: 'SIGINT' | 'SIGTERM') => void): void {
+  let fired = false;
+  const fire = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (fired) return;
+    fired = true;
+    handler(signal);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    if (deno) deno.addSignalListener(signal, () => fire(signal));
+    else process.once(signal, () => fire(signal));
+  }
+}
+
+export function exit(code: number): never {
+  if (deno) return deno.exit(code);
+  return process.exit(code);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    // A drain timer must not keep an otherwise finished process alive.
+    (t as { unref?: () => void }).unref?.();
+  });
+}
