@@ -12,7 +12,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => path.join(root, 'node_modules/.bin', name);
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const out = mkdtempSync(path.join(tmpdir(), 'switchyard-test-'));
 
 process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
@@ -54,7 +57,12 @@ const steps: { name: string; run: () => Promise<boolean> }[] = [
     name: 'unit',
     run: async () => {
       const json = path.join(out, 'unit.json');
-      const { code } = await exec(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${json}`]);
+      const { code } = await exec(bin('vitest'), [
+        'run',
+        '--reporter=default',
+        '--reporter=json',
+        `--outputFile.json=${json}`,
+      ]);
       const c = vitestCounts(json);
       add(c);
       return code === 0 && c.failed === 0;
@@ -81,7 +89,12 @@ const steps: { name: string; run: () => Promise<boolean> }[] = [
   {
     name: 'deno',
     run: async () => {
-      const { code, output } = await exec(bin('deno'), ['test', '-A', '--no-check', 'relay-service/tests/deno/']);
+      const { code, output } = await exec(bin('deno'), [
+        'test',
+        '-A',
+        '--no-check',
+        'relay-service/tests/deno/',
+      ]);
       // Deno closes with e.g. "ok | 3 passed | 0 failed (1s)".
       const m = /(ok|FAILED) \| (\d+) passed(?: \((\d+) steps\))? \| (\d+) failed/.exec(output);
       if (m) add({ passed: Number(m[2]), failed: Number(m[4]), skipped: 0 });

@@ -24,6 +24,7 @@ describe('loadConsoleConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const key of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'MIGRATE_ON_START']) expect(message).toContain(key);
+    for (const key of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'MIGRATE_ON_START'])
+      expect(message).toContain(key);
   });
 });

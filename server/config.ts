@@ -8,7 +8,9 @@ const ConsoleEnv = z.object({
   CONSOLE_GRPC_HOST: z.string().min(1).default('127.0.0.1'),
   CONSOLE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
   DATABASE_URL: z
-    .string({ error: 'DATABASE_URL is required (npm start provides an embedded PostgreSQL when it is unset)' })
+    .string({
+      error: 'DATABASE_URL is required (npm start provides an embedded PostgreSQL when it is unset)',
+    })
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: z

@@ -35,7 +35,10 @@ async function readVersion(): Promise<string> {
   return process.env.SWITCHYARD_VERSION ?? `v${pkg.version}`;
 }
 
-export async function startConsole(config: ConsoleConfig, opts: { dev?: boolean } = {}): Promise<RunningConsole> {
+export async function startConsole(
+  config: ConsoleConfig,
+  opts: { dev?: boolean } = {},
+): Promise<RunningConsole> {
   const log = (msg: string) => console.log(`[console] ${msg}`);
   const orm = await initOrm(config.DATABASE_URL, { poolMax: config.DATABASE_POOL_MAX });
   if (config.MIGRATE_ON_START) {
@@ -108,7 +111,9 @@ export async function startConsole(config: ConsoleConfig, opts: { dev?: boolean 
     server.removeAllListeners('request');
     server.on('request', (req, res) => devVite.middlewares(req, res, () => listener(req, res)));
   }
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  await new Promise<void>((resolve) =>
+    server.listening ? resolve() : server.once('listening', () => resolve()),
+  );
   const addr = server.address() as AddressInfo;
   const url = `http://${config.HOST}:${addr.port}`;
   log(`HTTP on ${url}, gRPC on ${grpc.address}`);

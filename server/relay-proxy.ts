@@ -2,7 +2,14 @@
  * One origin for users (ARCHITECTURE.md §1): when the console is reached directly (locally, or without an
  * Ingress that splits traffic), the model API paths are forwarded to the relay unchanged and streamed back.
  */
-export const RELAY_PATH_PREFIXES = ['/v1/', '/v1beta/', '/mj/', '/suno/', '/pg/', '/dashboard/billing/'] as const;
+export const RELAY_PATH_PREFIXES = [
+  '/v1/',
+  '/v1beta/',
+  '/mj/',
+  '/suno/',
+  '/pg/',
+  '/dashboard/billing/',
+] as const;
 
 export function isRelayPath(pathname: string): boolean {
   if (pathname === '/v1' || pathname === '/v1beta') return true;
@@ -49,7 +56,11 @@ export function createRelayProxy(relayUrl: string) {
       } as RequestInit);
       const out = new Headers();
       for (const [k, v] of upstream.headers) if (!HOP_BY_HOP.has(k)) out.set(k, v);
-      return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: out });
+      return new Response(upstream.body, {
+        status: upstream.status,
+        statusText: upstream.statusText,
+        headers: out,
+      });
     } catch (err) {
       if (request.signal.aborted) return new Response(null, { status: 499 });
       const message = `relay unavailable: ${(err as Error).message}`;

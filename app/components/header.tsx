@@ -1,0 +1,99 @@
+import { Form, useLocation, useSubmit } from '@remix-run/react';
+import { useTranslation } from 'react-i18next';
+import { LanguageMenu, ThemeSwitch } from '#app/components/preference-forms.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { DropdownMenu } from '#app/components/ui/menu.tsx';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
+import { isActivePath, topNavItems } from '#app/domain/navigation/menu.ts';
+import type { PublicStatus } from '#app/domain/status/status.server.ts';
+import type { Language } from '#app/i18n/config.ts';
+import type { Theme } from '#app/utils/preferences.ts';
+
+export type HeaderProps = {
+  status: PublicStatus;
+  user: SessionUser | null;
+  locale: Language;
+  theme: Theme;
+  logoUrl: string;
+  newYear: boolean;
+};
+
+function UserMenu({ user }: { user: SessionUser }) {
+  const { t } = useTranslation();
+  const submit = useSubmit();
+  const initial = (user.displayName || user.username).slice(0, 1).toUpperCase();
+  return (
+    <DropdownMenu
+      label={t('user.menu')}
+      className="user-menu"
+      trigger={
+        <>
+          <span className="avatar" aria-hidden="true">
+            {initial}
+          </span>
+          <span className="user-name">{user.displayName || user.username}</span>
+        </>
+      }
+      items={[{ id: 'logout', label: t('user.logout') }]}
+      onAction={(id) => {
+        if (id === 'logout') submit(null, { method: 'post', action: '/logout' });
+      }}
+      fallback={
+        <Form method="post" action="/logout" className="menu">
+          <button type="submit" className="menu-item">
+            {t('user.logout')}
+          </button>
+        </Form>
+      }
+    />
+  );
+}
+
+export function Header({ status, user, locale, theme, logoUrl, newYear }: HeaderProps) {
+  const { t } = useTranslation();
+  const { pathname } = useLocation();
+  return (
+    <header className="topbar">
+      <Link to="/" className="brand">
+        <img src={logoUrl} alt={t('app.logoAlt', { name: status.system_name })} width={28} height={28} />
+        <span className="brand-name">{status.system_name}</span>
+      </Link>
+      {status.self_use_mode_enabled ? <span className="badge">{t('badge.selfUse')}</span> : null}
+      {status.demo_site_enabled ? <span className="badge badge-info">{t('badge.demo')}</span> : null}
+      <nav aria-label={t('nav.main')} className="topnav">
+        <ul>
+          {topNavItems(status).map((item) => (
+            <li key={item.key}>
+              <Link to={item.to} current={isActivePath(pathname, item.to)} className="nav-link">
+                {t(item.labelKey)}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div className="topbar-actions">
+        {newYear ? (
+          <span className="new-year" role="img" aria-label={t('app.newYear')} title={t('app.newYear')}>
+            🧨
+          </span>
+        ) : null}
+        <ThemeSwitch theme={theme} />
+        <LanguageMenu locale={locale} />
+        {user ? (
+          <UserMenu user={user} />
+        ) : (
+          <>
+            <Link to="/login" className="btn btn-ghost" current={pathname === '/login'}>
+              {t('user.login')}
+            </Link>
+            {status.self_use_mode_enabled ? null : (
+              <Link to="/register" className="btn btn-primary" current={pathname === '/register'}>
+                {t('user.register')}
+              </Link>
+            )}
+          </>
+        )}
+      </div>
+    </header>
+  );
+}

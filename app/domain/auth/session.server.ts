@@ -1,0 +1,142 @@
+import { redirect } from '@remix-run/node';
+import { Session } from '@switchyard/db/entities/session.ts';
+import type { User } from '@switchyard/db/entities/user.ts';
+import type { ConsoleServices } from '#app/services.server.ts';
+
+/**
+ * Console sessions (ARCHITECTURE §6, STYLE convention 7): the `sy_session` cookie holds an opaque random
+ * token; the Session row's id is the sha-256 hex of that token, so a database leak reveals no usable cookie.
+ * The cookie value is the raw token (no Remix cookie encoding) so other processes can read it too.
+ */
+export const SESSION_COOKIE = 'sy_session';
+
+/** Role values of the seeds: 1 user, 10 admin, 100 root. */
+export const ROLE_ADMIN = 10;
+export const ROLE_ROOT = 100;
+const STATUS_ENABLED = 1;
+
+/** What the UI may know about the signed-in user (never the password hash or access token). */
+export type SessionUser = {
+  id: number;
+  username: string;
+  displayName: string;
+  role: number;
+  group: string;
+};
+
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(value));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** A fresh opaque token: 32 random bytes, base64url. */
+export function createSessionToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+}
+
+export function readSessionToken(request: Request): string | null {
+  const header = request.headers.get('Cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === SESSION_COOKIE) {
+      const value = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{16,128}$/.test(value) ? value : null;
+    }
+  }
+  return null;
+}
+
+function isSecure(request: Request): boolean {
+  return new URL(request.url).protocol === 'https:' || request.headers.get('X-Forwarded-Proto') === 'https';
+}
+
+export function serializeSessionCookie(request: Request, token: string, expiresAt: Date): string {
+  const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
+  return [
+    `${SESSION_COOKIE}=${token}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${maxAge}`,
+    isSecure(request) ? 'Secure' : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+export function clearSessionCookie(request: Request): string {
+  return [
+    `${SESSION_COOKIE}=`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    'Max-Age=0',
+    isSecure(request) ? 'Secure' : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+export function toSessionUser(user: User): SessionUser {
+  return {
+    id: user.id,
+    username: user.username,
+    displayName: user.displayName || user.username,
+    role: user.role,
+    group: user.group,
+  };
+}
+
+/** `Session.user` is populated above; it may be declared as the entity or as a `Ref` to it. */
+function loadedUser(ref: unknown): User {
+  const maybeRef = ref as { getEntity?: () => User };
+  return typeof maybeRef.getEntity === 'function' ? maybeRef.getEntity() : (ref as User);
+}
+
+/**
+ * The signed-in user of this request, or null: no cookie, unknown token, expired session, or a user who is
+ * banned or deregistered since the session began.
+ */
+export async function getSessionUser(
+  request: Request,
+  services: ConsoleServices,
+): Promise<SessionUser | null> {
+  const token = readSessionToken(request);
+  if (!token) return null;
+  const em = services.orm.em.fork();
+  const session = await em.findOne(Session, { id: await sha256Hex(token) }, { populate: ['user'] });
+  if (!session) return null;
+  if (session.expiresAt.getTime() <= Date.now()) return null;
+  const user = loadedUser(session.user);
+  if (user.status !== STATUS_ENABLED || user.deletedAt) return null;
+  return toSessionUser(user);
+}
+
+/** Guard for protected pages: redirects to /login (with the way back) when nobody is signed in. */
+export async function requireUser(request: Request, services: ConsoleServices): Promise<SessionUser> {
+  const user = await getSessionUser(request, services);
+  if (!user) throw redirect(loginPath(request));
+  return user;
+}
+
+export function loginPath(request: Request): string {
+  const url = new URL(request.url);
+  const back = url.pathname + url.search;
+  return back === '/' ? '/login' : `/login?${new URLSearchParams({ redirectTo: back })}`;
+}
+
+/** Ends the session of this request (the row is deleted, so the token is revoked) and returns the clearing cookie. */
+export async function logout(request: Request, services: ConsoleServices): Promise<string> {
+  const token = readSessionToken(request);
+  if (token) {
+    const em = services.orm.em.fork();
+    await em.nativeDelete(Session, { id: await sha256Hex(token) });
+  }
+  return clearSessionCookie(request);
+}

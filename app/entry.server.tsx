@@ -1,0 +1,61 @@
+import { PassThrough } from 'node:stream';
+import { createReadableStreamFromReadable, type EntryContext } from '@remix-run/node';
+import { RemixServer } from '@remix-run/react';
+import { createInstance } from 'i18next';
+import { isbot } from 'isbot';
+import { renderToPipeableStream } from 'react-dom/server';
+import { I18nextProvider, initReactI18next } from 'react-i18next';
+import { i18nConfig } from '#app/i18n/config.ts';
+import { getLocale, i18next } from '#app/i18n/i18n.server.ts';
+import { resources } from '#app/i18n/resources.ts';
+
+export const streamTimeout = 5_000;
+
+export default async function handleRequest(
+  request: Request,
+  responseStatusCode: number,
+  responseHeaders: Headers,
+  remixContext: EntryContext,
+) {
+  const instance = createInstance();
+  const lng = await getLocale(request);
+  const ns = i18next.getRouteNamespaces(remixContext);
+  await instance
+    .use(initReactI18next)
+    .init({ ...i18nConfig, lng, ns: ns.length ? ns : ['common'], resources });
+
+  const readyEvent =
+    isbot(request.headers.get('user-agent')) || remixContext.isSpaMode ? 'onAllReady' : 'onShellReady';
+
+  return new Promise<Response>((resolve, reject) => {
+    let shellRendered = false;
+    const { pipe, abort } = renderToPipeableStream(
+      <I18nextProvider i18n={instance}>
+        <RemixServer context={remixContext} url={request.url} />
+      </I18nextProvider>,
+      {
+        [readyEvent]() {
+          shellRendered = true;
+          const body = new PassThrough();
+          responseHeaders.set('Content-Type', 'text/html; charset=utf-8');
+          resolve(
+            new Response(createReadableStreamFromReadable(body), {
+              headers: responseHeaders,
+              status: responseStatusCode,
+            }),
+          );
+          pipe(body);
+        },
+        onShellError(error: unknown) {
+          reject(error);
+        },
+        onError(error: unknown) {
+          responseStatusCode = 500;
+          // Errors inside the shell are logged by onShellError; these are streaming errors.
+          if (shellRendered) console.error(error);
+        },
+      },
+    );
+    setTimeout(abort, streamTimeout + 1_000);
+  });
+}

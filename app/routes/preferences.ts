@@ -1,0 +1,51 @@
+import { type ActionFunctionArgs, data, redirect } from '@remix-run/node';
+import { isLanguage } from '#app/i18n/config.ts';
+import {
+  lngCookie,
+  serializePageSize,
+  serializeSidebar,
+  serializeTheme,
+} from '#app/utils/preferences.server.ts';
+import { isTheme, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+
+/**
+ * POST /preferences: intent = theme | language | sidebar | pageSize. Without JavaScript the form carries
+ * redirectTo and the answer is a redirect back (PRG); a fetcher sends no redirectTo and gets data.
+ */
+export async function action({ request }: ActionFunctionArgs) {
+  const form = await request.formData();
+  const intent = form.get('intent');
+  let cookie: string | null = null;
+  switch (intent) {
+    case 'theme': {
+      const theme = form.get('theme');
+      if (isTheme(theme)) cookie = await serializeTheme(theme);
+      break;
+    }
+    case 'language': {
+      const lng = form.get('lng');
+      if (isLanguage(lng)) cookie = await lngCookie.serialize(lng);
+      break;
+    }
+    case 'sidebar': {
+      const collapsed = form.get('collapsed');
+      if (collapsed === 'true' || collapsed === 'false')
+        cookie = await serializeSidebar(collapsed === 'true');
+      break;
+    }
+    case 'pageSize': {
+      const size = parsePageSize(form.get('pageSize'));
+      if (size) cookie = await serializePageSize(size);
+      break;
+    }
+  }
+  if (!cookie) return data({ ok: false as const }, { status: 400 });
+  const headers = { 'Set-Cookie': cookie };
+  const redirectTo = form.get('redirectTo');
+  if (redirectTo !== null) return redirect(safeRedirectTo(redirectTo), { headers });
+  return data({ ok: true as const }, { headers });
+}
+
+export function loader() {
+  return redirect('/');
+}

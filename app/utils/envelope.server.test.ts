@@ -1,0 +1,57 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { envelope, fail, ok, toHttpResponse } from './envelope.server.ts';
+
+async function read(res: Response) {
+  return { status: res.status, type: res.headers.get('Content-Type'), body: await res.json() };
+}
+
+describe('envelope', () => {
+  it('ok wraps data with success true and an empty message', async () => {
+    expect(await read(ok({ a: 1 }))).toEqual({
+      status: 200,
+      type: 'application/json; charset=utf-8',
+      body: { success: true, message: '', data: { a: 1 } },
+    });
+    expect((await read(ok(null, 'done'))).body.message).toBe('done');
+  });
+
+  it('fail carries the message and status', async () => {
+    expect(await read(fail('nope', 409))).toMatchObject({
+      status: 409,
+      body: { success: false, message: 'nope', data: null },
+    });
+  });
+
+  it.each([
+    [new InputError('bad input', { name: ['required'] }), 400, { fieldErrors: { name: ['required'] } }],
+    [new UnauthorizedError(), 401, null],
+    [new ForbiddenError('admins only'), 403, null],
+    [new NotFoundError('no such token'), 404, null],
+  ])('maps %s to its 4xx envelope', async (error, status, data) => {
+    const res = await read(toHttpResponse(error));
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ success: false, message: error.message, data });
+  });
+
+  it('hides unexpected errors behind a generic 500', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const res = await read(toHttpResponse(new Error('connection string postgres://secret@db')));
+    expect(res).toMatchObject({ status: 500, body: { success: false, message: 'internal server error' } });
+    expect(JSON.stringify(res.body)).not.toContain('secret');
+    spy.mockRestore();
+  });
+
+  it('passes thrown Responses through and runs handlers', async () => {
+    const redirect = new Response(null, { status: 302, headers: { Location: '/login' } });
+    expect(toHttpResponse(redirect)).toBe(redirect);
+    expect((await envelope(() => ok(1))).status).toBe(200);
+    expect(
+      (
+        await envelope(async () => {
+          throw new NotFoundError();
+        })
+      ).status,
+    ).toBe(404);
+  });
+});

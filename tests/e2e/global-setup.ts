@@ -1,0 +1,165 @@
+/**
+ * Starts the product under test once for the e2e run:
+ * - E2E_BASE_URL set: use that running product (nothing is started).
+ * - otherwise: build the console if needed, create a fresh database, run `node scripts/start.ts` on free ports
+ *   and wait until GET /api/status answers success. The base URL reaches the tests via `inject('baseURL')`.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    baseURL: string;
+  }
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A free TCP port below the ephemeral range (see toolchain.md: TIME-WAIT collisions above 32768). */
+async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port found');
+}
+
+type TestDb = { url: string; drop(): Promise<void> };
+type PgClient = { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
+type PgModule = { default: { Client: new (config: { connectionString: string }) => PgClient } };
+
+/** `createTestDatabase()` from @switchyard/db/testing.ts when it exists, else a database `sy_e2e` made here. */
+async function createDatabase(): Promise<TestDb> {
+  const testing = path.join(root, 'db/src/testing.ts');
+  if (existsSync(testing)) {
+    const mod = (await import(testing)) as { createTestDatabase?: (...args: unknown[]) => Promise<unknown> };
+    if (mod.createTestDatabase) {
+      const db = (await mod.createTestDatabase()) as
+        | string
+        | { url?: string; databaseUrl?: string; drop?: () => Promise<void> };
+      if (typeof db === 'string') return { url: db, drop: async () => {} };
+      const url = db.url ?? db.databaseUrl;
+      if (url) return { url, drop: async () => db.drop?.() };
+    }
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const pg = (await import('pg' as string)) as PgModule;
+  const admin = new pg.default.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query('drop database if exists sy_e2e with (force)');
+  await admin.query('create database sy_e2e');
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = '/sy_e2e';
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.default.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query('drop database if exists sy_e2e with (force)');
+      await c.end();
+    },
+  };
+}
+
+async function waitForStatus(baseURL: string, child: ChildProcess | null, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`scripts/start.ts exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${baseURL}/api/status`);
+      const body = (await res.json()) as { success?: boolean };
+      if (res.ok && body.success === true) return;
+      last = `HTTP ${res.status}`;
+    } catch (e) {
+      last = String(e);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the product did not answer GET /api/status in time (${last})`);
+}
+
+export default async function setup(project: TestProject) {
+  const external = process.env.E2E_BASE_URL;
+  if (external) {
+    const baseURL = external.replace(/\/$/, '');
+    await waitForStatus(baseURL, null, 30_000);
+    project.provide('baseURL', baseURL);
+    return;
+  }
+
+  if (!existsSync(path.join(root, 'build/server/index.js'))) {
+    const built = spawnSync(path.join(root, 'node_modules/.bin/remix'), ['vite:build'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    if (built.status !== 0) throw new Error('npm run build failed');
+  }
+
+  const db = await createDatabase();
+  const [port, relayPort, consoleGrpc, relayGrpc] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    RELAY_PORT: String(relayPort),
+    CONSOLE_GRPC_PORT: String(consoleGrpc),
+    RELAY_GRPC_PORT: String(relayGrpc),
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  };
+  const output: string[] = [];
+  // Node 22 from node_modules (conventions.md): the system node (20) cannot run .ts files.
+  const localNode = path.join(root, 'node_modules/.bin/node');
+  const node = existsSync(localNode) ? localNode : process.execPath;
+  const child = spawn(node, ['scripts/start.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 200) output.shift();
+    if (process.env.E2E_VERBOSE) process.stderr.write(chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+
+  const baseURL = `http://127.0.0.1:${port}`;
+  try {
+    await waitForStatus(baseURL, child, 120_000);
+  } catch (error) {
+    child.kill('SIGTERM');
+    await db.drop().catch(() => {});
+    throw new Error(`${(error as Error).message}\n--- product output ---\n${output.join('')}`);
+  }
+  project.provide('baseURL', baseURL);
+
+  return async () => {
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
+  };
+}
