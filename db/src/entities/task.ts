@@ -1,0 +1,60 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { nowSeconds } from './common.ts';
+
+/** Async task status (seed 001 §4); '' is shown as submitting. */
+export const TaskStatus = {
+  NotStart: 'NOT_START',
+  Submitted: 'SUBMITTED',
+  Queued: 'QUEUED',
+  InProgress: 'IN_PROGRESS',
+  Success: 'SUCCESS',
+  Failure: 'FAILURE',
+  Unknown: 'UNKNOWN',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+export const TaskPlatform = { Suno: 'suno' } as const;
+export const TaskAction = { Music: 'MUSIC', Lyrics: 'LYRICS' } as const;
+
+/** An async task (music generation ...). Times are unix seconds. */
+export const TaskSchema = defineEntity({
+  name: 'Task',
+  tableName: 'tasks',
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    /** unix seconds */
+    createdAt: p
+      .bigint('number')
+      .default(0)
+      .onCreate(() => nowSeconds())
+      .index('tasks_created_at_index'),
+    updatedAt: p
+      .bigint('number')
+      .default(0)
+      .onCreate(() => nowSeconds())
+      .onUpdate(() => nowSeconds()),
+    taskId: p.string().length(191).default('').index('tasks_task_id_index'),
+    platform: p.string().length(30).default('').index('tasks_platform_index'),
+    userId: p.integer(),
+    channelId: p.integer().default(0),
+    quota: p.bigint('number').default(0),
+    action: p.string().length(40).default(''),
+    status: p.string().length(20).default('').index('tasks_status_index'),
+    failReason: p.text().default(''),
+    submitTime: p.bigint('number').default(0),
+    startTime: p.bigint('number').default(0),
+    finishTime: p.bigint('number').default(0),
+    progress: p.string().length(20).default(''),
+    /** JSON text */
+    properties: p.text().default(''),
+    /** JSON text: the upstream's task record */
+    data: p.text().default(''),
+  },
+  indexes: [
+    { name: 'tasks_user_id_id_index', properties: ['userId', 'id'] },
+    { name: 'tasks_channel_id_id_index', properties: ['channelId', 'id'] },
+  ],
+});
+
+export class Task extends TaskSchema.class {}
+TaskSchema.setClass(Task);

@@ -1,0 +1,55 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** users.status (seed 000 §4): 1 activated, 2 banned. */
+export const UserStatus = { Enabled: 1, Banned: 2 } as const;
+export type UserStatus = (typeof UserStatus)[keyof typeof UserStatus];
+
+/** users.role (seed 000 §6). */
+export const Role = { User: 1, Admin: 10, Root: 100 } as const;
+export type Role = (typeof Role)[keyof typeof Role];
+
+export const DEFAULT_GROUP = 'default';
+
+export const UserSchema = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    username: p.string().length(64).unique('users_username_unique'),
+    displayName: p.string().length(64).default(''),
+    /** argon2id PHC string; never serialized. */
+    passwordHash: p.string().length(255).default('').hidden(),
+    /** The user's system access token (console API); never serialized. */
+    accessToken: p.string().length(64).nullable().unique('users_access_token_unique').hidden(),
+    /** Invite code used in /register?aff=CODE. */
+    affCode: p.string().length(32).unique('users_aff_code_unique'),
+    group: p.string().length(64).default(DEFAULT_GROUP).index('users_group_index'),
+    quota: p.bigint('number').default(0),
+    usedQuota: p.bigint('number').default(0),
+    requestCount: p.integer().default(0),
+    affCount: p.integer().default(0),
+    /** Pending invitation earnings, transferable into quota. */
+    affQuota: p.bigint('number').default(0),
+    affHistoryQuota: p.bigint('number').default(0),
+    /** 0 means nobody invited this user. */
+    inviterId: p.integer().default(0).index('users_inviter_id_index'),
+    role: p.smallint().default(Role.User),
+    status: p.smallint().default(UserStatus.Enabled).index('users_status_index'),
+    email: p.string().length(255).default('').index('users_email_index'),
+    githubId: p.string().length(64).default('').index('users_github_id_index'),
+    wechatId: p.string().length(64).default('').index('users_wechat_id_index'),
+    telegramId: p.string().length(64).default('').index('users_telegram_id_index'),
+    linuxDoId: p.string().length(64).default('').index('users_linux_do_id_index'),
+    /** JSON text: notify_type, quota_warning_threshold, webhook_url, webhook_secret, notification_email. */
+    setting: p.text().default(''),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    /** Non-null means deregistered (soft delete). */
+    deletedAt: p.datetime().nullable(),
+  },
+});
+
+export class User extends UserSchema.class {}
+UserSchema.setClass(User);
