@@ -30,7 +30,7 @@ async function freePort(): Promise<number> {
 
 type Launch = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-function launch(env: NodeJS.ProcessEnv): Launch {
+function launch(env: Record<string, string>): Launch {
   const clean = { ...process.env };
   delete clean.DATABASE_URL;
   delete clean.REDIS_URL;
