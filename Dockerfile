@@ -7,7 +7,7 @@ COPY package.json package-lock.json ./
 COPY db/package.json db/
 COPY proto/package.json proto/
 COPY relay-service/package.json relay-service/
-RUN npm ci --no-audit --no-fund
+RUN npm install --no-audit --no-fund
 COPY . .
 RUN npx remix vite:build
 
@@ -18,7 +18,7 @@ COPY package.json package-lock.json ./
 COPY db/package.json db/
 COPY proto/package.json proto/
 COPY relay-service/package.json relay-service/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/build ./build
 COPY app ./app
 COPY db ./db

@@ -1,7 +1,13 @@
 /**
  * Binding and stopping a grpc-js server, shared by the relay and the console (app/grpc).
  */
-import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { Health, type ServingStatus } from './health.ts';
 
 /** `host:port` for grpc-js (IPv6 hosts in brackets). */
 export function grpcAddress(host: string, port: number): string {
@@ -28,4 +34,52 @@ export async function shutdownGracefully(server: Server, drainMs: number): Promi
     server.tryShutdown(() => resolve());
   });
   clearTimeout(timer);
+}
+
+export type GrpcServiceRegistration = {
+  /** Fully qualified name reported by the health service, e.g. `switchyard.relay.v1.RelayService`. */
+  name: string;
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+};
+
+export type RunningGrpcServer = {
+  /** `host:port` to dial. */
+  address: string;
+  port: number;
+  health: Health;
+  /** Health NOT_SERVING, stop accepting, drain in-flight calls up to `drainMs`, then cancel the rest. Idempotent. */
+  stop(drainMs?: number): Promise<void>;
+};
+
+/**
+ * Starts a grpc-js server with the standard health service (the whole server and each named service SERVING)
+ * and the given services; the one way both processes run gRPC.
+ */
+export async function startGrpcServer(opts: {
+  host: string;
+  port: number;
+  services: readonly GrpcServiceRegistration[];
+}): Promise<RunningGrpcServer> {
+  const server = new Server();
+  const statuses: Record<string, ServingStatus> = { '': 'SERVING' };
+  for (const s of opts.services) statuses[s.name] = 'SERVING';
+  const health = new Health(statuses);
+  health.addTo(server);
+  for (const s of opts.services) server.addService(s.definition, s.implementation);
+  const port = await bindInsecure(server, opts.host, opts.port);
+  let stopping: Promise<void> | undefined;
+  return {
+    address: grpcAddress(opts.host, port),
+    port,
+    health,
+    stop(drainMs = 10_000) {
+      stopping ??= (async () => {
+        health.setAllNotServing();
+        health.endWatches();
+        await shutdownGracefully(server, drainMs);
+      })();
+      return stopping;
+    },
+  };
 }

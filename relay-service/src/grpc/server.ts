@@ -2,7 +2,6 @@
  * The relay's gRPC server (ARCHITECTURE.md §5): the standard health service and switchyard.relay.v1.RelayService.
  * Handlers are thin: convert the request, call core/, convert the result. Generated types stay in this folder.
  */
-import { Server } from '@grpc/grpc-js';
 import {
   type GetRuntimeInfoRequest,
   type GetRuntimeInfoResponse,
@@ -13,8 +12,7 @@ import {
 } from '@switchyard/proto/switchyard/relay/v1/relay.ts';
 import type { RuntimeInfo } from '../core/runtime-info.ts';
 import type { Logger } from '../log.ts';
-import { Health } from './health.ts';
-import { bindInsecure, grpcAddress, shutdownGracefully } from './lifecycle.ts';
+import { type RunningGrpcServer, startGrpcServer } from './lifecycle.ts';
 import { unary } from './unary.ts';
 
 export const RELAY_SERVICE_NAME = 'switchyard.relay.v1.RelayService';
@@ -24,14 +22,7 @@ export type RelayGrpcDeps = {
   runtimeInfo: () => RuntimeInfo;
 };
 
-export type RunningRelayGrpc = {
-  /** `host:port` to dial. */
-  address: string;
-  port: number;
-  health: Health;
-  /** Health NOT_SERVING, stop accepting, drain in-flight calls up to `drainMs`, then cancel the rest. */
-  stop(drainMs?: number): Promise<void>;
-};
+export type RunningRelayGrpc = RunningGrpcServer;
 
 export function toRuntimeInfoResponse(info: RuntimeInfo): GetRuntimeInfoResponse {
   return {
@@ -53,28 +44,20 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
   };
 }
 
-export async function startRelayGrpc(opts: {
+export function startRelayGrpc(opts: {
   host: string;
   port: number;
   deps: RelayGrpcDeps;
 }): Promise<RunningRelayGrpc> {
-  const server = new Server();
-  const health = new Health({ '': 'SERVING', [RELAY_SERVICE_NAME]: 'SERVING' });
-  health.addTo(server);
-  server.addService(RelayServiceService, createRelayService(opts.deps));
-  const port = await bindInsecure(server, opts.host, opts.port);
-  let stopping: Promise<void> | undefined;
-  return {
-    address: grpcAddress(opts.host, port),
-    port,
-    health,
-    stop(drainMs = 10_000) {
-      stopping ??= (async () => {
-        health.setAllNotServing();
-        health.endWatches();
-        await shutdownGracefully(server, drainMs);
-      })();
-      return stopping;
-    },
-  };
+  return startGrpcServer({
+    host: opts.host,
+    port: opts.port,
+    services: [
+      {
+        name: RELAY_SERVICE_NAME,
+        definition: RelayServiceService,
+        implementation: createRelayService(opts.deps),
+      },
+    ],
+  });
 }
