@@ -8,7 +8,6 @@ export function AdminContent({ content, title }: { content: string; title: strin
     return <iframe src={content} title={title} className="content-frame" />;
   }
   if (/<[a-z][\s\S]*>/i.test(content)) {
-    // biome-ignore lint/security/noDangerouslySetInnerHtml: admin-authored content option, as in new-api
     return <div className="admin-content" dangerouslySetInnerHTML={{ __html: content }} />;
   }
   return <div className="admin-content admin-text">{content}</div>;

@@ -14,7 +14,6 @@ export function Footer({
   return (
     <footer className="footer">
       {status.footer_html ? (
-        // biome-ignore lint/security/noDangerouslySetInnerHtml: admin-authored footer HTML (Footer option)
         <div className="footer-html" dangerouslySetInnerHTML={{ __html: status.footer_html }} />
       ) : (
         <p>{t('footer.default', { name: status.system_name, version: status.version })}</p>
