@@ -1,0 +1,5 @@
+import type { AccountResources } from '#app/locales/zh/account.ts';
+
+const account: AccountResources = {};
+
+export default account;
