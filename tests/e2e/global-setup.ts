@@ -10,10 +10,16 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startTurnstileFake } from '../fakes/turnstile.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     baseURL: string;
+    /** The product's database (tests may read rows or change options through OptionService + redisURL). */
+    databaseURL: string;
+    redisURL: string;
+    /** Turnstile siteverify fake the product uses (accepts tokens starting with `pass`). */
+    turnstileURL: string;
   }
 }
 
@@ -95,6 +101,9 @@ export default async function setup(project: TestProject) {
     const baseURL = external.replace(/\/$/, '');
     await waitForStatus(baseURL, null, 30_000);
     project.provide('baseURL', baseURL);
+    project.provide('databaseURL', process.env.E2E_DATABASE_URL ?? '');
+    project.provide('redisURL', process.env.E2E_REDIS_URL ?? '');
+    project.provide('turnstileURL', process.env.E2E_TURNSTILE_URL ?? '');
     return;
   }
 
@@ -107,6 +116,8 @@ export default async function setup(project: TestProject) {
   }
 
   const db = await createDatabase();
+  const turnstile = await startTurnstileFake();
+  const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
     await freePort(),
@@ -121,7 +132,8 @@ export default async function setup(project: TestProject) {
     CONSOLE_GRPC_PORT: String(consoleGrpc),
     RELAY_GRPC_PORT: String(relayGrpc),
     DATABASE_URL: db.url,
-    REDIS_URL: process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_URL: redisURL,
+    TURNSTILE_VERIFY_URL: turnstile.url,
   };
   const output: string[] = [];
   // Node 22 from node_modules (conventions.md): the system node (20) cannot run .ts files.
@@ -149,6 +161,9 @@ export default async function setup(project: TestProject) {
     throw new Error(`${(error as Error).message}\n--- product output ---\n${output.join('')}`);
   }
   project.provide('baseURL', baseURL);
+  project.provide('databaseURL', db.url);
+  project.provide('redisURL', redisURL);
+  project.provide('turnstileURL', turnstile.url);
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -160,6 +175,7 @@ export default async function setup(project: TestProject) {
       });
       child.kill('SIGTERM');
     });
+    await turnstile.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }
