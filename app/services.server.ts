@@ -1,6 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AppLoadContext } from '@remix-run/server-runtime';
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { MailTransport } from '#app/domain/mail/mailer.server.ts';
+import type { CriticalLimitConfig, RateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import type { RelayClient } from '#app/grpc/relay-client.server.ts';
 
 /**
@@ -14,6 +16,24 @@ export type ConsoleServices = {
   version: string;
   /** unix seconds */
   startedAt: number;
+  /**
+   * Limiter of the critical endpoints (Redis-backed when REDIS_URL is set). Optional so that services built
+   * in tests need not carry one: a process-wide in-memory limiter is used then.
+   */
+  limiter?: RateLimiter;
+  /** Auth settings from the environment (server/config.ts); defaults when absent. */
+  auth?: AuthEnv;
+  /** Replaces the SMTP transport built from the SMTP* options (tests only). */
+  mailTransport?: MailTransport;
+};
+
+export type AuthEnv = {
+  /** TRUST_PROXY: take the client IP from the first X-Forwarded-For hop. */
+  trustProxy: boolean;
+  /** TURNSTILE_VERIFY_URL: Cloudflare's siteverify endpoint unless overridden (tests use a local fake). */
+  turnstileVerifyUrl: string;
+  /** CRITICAL_RATE_LIMIT / CRITICAL_RATE_LIMIT_DURATION */
+  criticalLimit: CriticalLimitConfig;
 };
 
 declare module '@remix-run/server-runtime' {

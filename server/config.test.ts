@@ -13,6 +13,31 @@ describe('loadConsoleConfig', () => {
       MIGRATE_ON_START: true,
     });
     expect(c.REDIS_URL).toBeUndefined();
+    expect(c).toMatchObject({
+      TRUST_PROXY: false,
+      TURNSTILE_VERIFY_URL: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+      CRITICAL_RATE_LIMIT: 20,
+      CRITICAL_RATE_LIMIT_DURATION: 1200,
+    });
+  });
+
+  it('reads the auth settings', () => {
+    const c = loadConsoleConfig({
+      DATABASE_URL: 'postgres://u@h/db',
+      TRUST_PROXY: 'true',
+      TURNSTILE_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+      CRITICAL_RATE_LIMIT: '0',
+      CRITICAL_RATE_LIMIT_DURATION: '60',
+    });
+    expect(c).toMatchObject({
+      TRUST_PROXY: true,
+      TURNSTILE_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+      CRITICAL_RATE_LIMIT: 0,
+      CRITICAL_RATE_LIMIT_DURATION: 60,
+    });
+    expect(() => loadConsoleConfig({ DATABASE_URL: 'postgres://u@h/db', TRUST_PROXY: 'yes' })).toThrow(
+      /TRUST_PROXY/,
+    );
   });
 
   it('names every bad variable in one error', () => {

@@ -21,6 +21,13 @@ const ConsoleEnv = z.object({
   RELAY_URL: z.url().default('http://127.0.0.1:3001'),
   RELAY_GRPC_URL: z.string().min(1).default('127.0.0.1:50052'),
   SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
+  CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),
   MIGRATE_ON_START: z
     .enum(['true', 'false'])
     .default('true')

@@ -15,6 +15,13 @@ import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { Hono } from 'hono';
+import { createClient } from 'redis';
+import {
+  CLIENT_IP_HEADER,
+  createMemoryRateLimiter,
+  createRedisRateLimiter,
+  type RateLimiter,
+} from '#app/domain/security/rate-limit.server.ts';
 import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
@@ -33,6 +40,24 @@ export type RunningConsole = {
 async function readVersion(): Promise<string> {
   const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string };
   return process.env.SWITCHYARD_VERSION ?? `v${pkg.version}`;
+}
+
+/**
+ * Passes the socket's address to the app in CLIENT_IP_HEADER (clientIp() reads it), after removing any value
+ * a client sent under that name.
+ */
+export function withClientIp(request: Request, remoteAddress: string | undefined): Request {
+  const address = (remoteAddress ?? '').replace(/^::ffff:/, '');
+  try {
+    request.headers.delete(CLIENT_IP_HEADER);
+    if (address) request.headers.set(CLIENT_IP_HEADER, address);
+    return request;
+  } catch {
+    const headers = new Headers(request.headers);
+    headers.delete(CLIENT_IP_HEADER);
+    if (address) headers.set(CLIENT_IP_HEADER, address);
+    return new Request(request, { headers });
+  }
 }
 
 export async function startConsole(
@@ -56,6 +81,19 @@ export async function startConsole(
   const options = new OptionService({ orm, pubsub });
   await options.load();
 
+  // Critical-endpoint limits (login, register, e-mail code, reset, OAuth callbacks): shared through Redis
+  // when there is one, so every replica counts the same client.
+  let limiter: RateLimiter;
+  let limiterRedis: ReturnType<typeof createClient> | null = null;
+  if (config.REDIS_URL) {
+    limiterRedis = createClient({ url: config.REDIS_URL });
+    limiterRedis.on('error', (err: unknown) => console.error('[console] redis (limiter) error', err));
+    await limiterRedis.connect();
+    limiter = createRedisRateLimiter(limiterRedis, 'switchyard:');
+  } else {
+    limiter = createMemoryRateLimiter();
+  }
+
   const relay = createRelayClient(config.RELAY_GRPC_URL);
   const services: ConsoleServices = {
     orm,
@@ -63,6 +101,12 @@ export async function startConsole(
     relay,
     version: await readVersion(),
     startedAt: Math.floor(Date.now() / 1000),
+    limiter,
+    auth: {
+      trustProxy: config.TRUST_PROXY,
+      turnstileVerifyUrl: config.TURNSTILE_VERIFY_URL,
+      criticalLimit: { max: config.CRITICAL_RATE_LIMIT, windowSeconds: config.CRITICAL_RATE_LIMIT_DURATION },
+    },
   };
 
   const grpc = await startConsoleGrpc({ host: config.CONSOLE_GRPC_HOST, port: config.CONSOLE_GRPC_PORT });
@@ -101,7 +145,7 @@ export async function startConsole(
     );
     app.use('*', serveStatic({ root: clientRoot }));
   }
-  app.all('*', (c) => remix(c.req.raw, { services }));
+  app.all('*', (c) => remix(withClientIp(c.req.raw, c.env.incoming?.socket.remoteAddress), { services }));
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST });
   if (vite) {
@@ -132,6 +176,7 @@ export async function startConsole(
       relay.close();
       await vite?.close();
       await pubsub.close();
+      await limiterRedis?.close();
       await orm.close();
     },
   };

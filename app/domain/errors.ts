@@ -42,3 +42,12 @@ export class NotFoundError extends DomainError {
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
 }
+
+/** A per-client limit was hit (HTTP 429); `retryAfter` in seconds when known. */
+export class TooManyRequestsError extends DomainError {
+  readonly retryAfter: number | null;
+  constructor(message = 'too many requests, try again later', retryAfter: number | null = null) {
+    super(message, 429);
+    this.retryAfter = retryAfter;
+  }
+}

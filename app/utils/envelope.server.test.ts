@@ -1,6 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
-import { envelope, fail, ok, toHttpResponse } from './envelope.server.ts';
+import {
+  ForbiddenError,
+  InputError,
+  NotFoundError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from '#app/domain/errors.ts';
+import { envelope, fail, ok, readBody, toHttpResponse } from './envelope.server.ts';
 
 async function read(res: Response) {
   return { status: res.status, type: res.headers.get('Content-Type'), body: await res.json() };
@@ -24,11 +30,13 @@ describe('envelope', () => {
   });
 
   it.each([
-    [new InputError('bad input', { name: ['required'] }), 400, { fieldErrors: { name: ['required'] } }],
+    [new InputError('bad input', { name: ['required'] }), 200, { fieldErrors: { name: ['required'] } }],
+    [new InputError('bad input'), 200, { fieldErrors: {} }],
     [new UnauthorizedError(), 401, null],
     [new ForbiddenError('admins only'), 403, null],
-    [new NotFoundError('no such token'), 404, null],
-  ])('maps %s to its 4xx envelope', async (error, status, data) => {
+    [new NotFoundError('no such token'), 200, null],
+    [new TooManyRequestsError('slow down'), 429, null],
+  ])('maps %s to its envelope and status', async (error, status, data) => {
     const res = await read(toHttpResponse(error));
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ success: false, message: error.message, data });
@@ -52,6 +60,24 @@ describe('envelope', () => {
           throw new NotFoundError();
         })
       ).status,
-    ).toBe(404);
+    ).toBe(200);
+  });
+
+  it('sends Retry-After with a rate-limit refusal', () => {
+    const res = toHttpResponse(new TooManyRequestsError('slow down', 42));
+    expect(res.status).toBe(429);
+    expect(res.headers.get('Retry-After')).toBe('42');
+  });
+
+  it('reads JSON and form bodies, and treats bad bodies as empty', async () => {
+    const post = (body: string, type: string) =>
+      new Request('http://x/api', { method: 'POST', body, headers: { 'Content-Type': type } });
+    expect(await readBody(post('{"a":1}', 'application/json'))).toEqual({ a: 1 });
+    expect(await readBody(post('a=1&b=two', 'application/x-www-form-urlencoded'))).toEqual({
+      a: '1',
+      b: 'two',
+    });
+    expect(await readBody(post('{nope', 'application/json'))).toEqual({});
+    expect(await readBody(post('[1,2]', 'application/json'))).toEqual({});
   });
 });

@@ -1,4 +1,4 @@
-import { isDomainError } from '#app/domain/errors.ts';
+import { InputError, isDomainError, TooManyRequestsError } from '#app/domain/errors.ts';
 
 /** The seeds' JSON contract: every /api response is `{ success, message, data }`. */
 export type Envelope<T> = { success: boolean; message: string; data: T };
@@ -25,15 +25,28 @@ export function fail(message: string, status = 400, init?: ResponseInit & { data
   return new Response(JSON.stringify(body), { ...init, status, headers: withHeaders(init) });
 }
 
+/** HTTP statuses that keep their meaning in the JSON contract; every other refusal is HTTP 200. */
+const TRANSPORT_STATUSES = new Set([401, 403, 405, 429]);
+
 /**
- * Maps a thrown value to an envelope. Typed domain errors become their 4xx; a thrown Response
- * (redirect, an explicit reply) passes through; anything else is logged and becomes a generic 500.
+ * Maps a thrown value to an envelope, the one place that decides statuses for every /api route:
+ * - authentication (401), role (403) and rate-limit (429, with Retry-After) errors keep their status, so the
+ *   shared client handling of seed 000 §8 can act on them;
+ * - business and validation refusals (InputError, NotFoundError, ...) answer HTTP 200 with success false and
+ *   the message, as new-api does; an InputError carries `data.fieldErrors` (possibly empty);
+ * - a thrown Response (redirect, explicit reply) passes through; anything else is logged and becomes a
+ *   generic 500 that reveals nothing.
  */
 export function toHttpResponse(error: unknown): Response {
   if (error instanceof Response) return error;
   if (isDomainError(error)) {
-    const data = 'fieldErrors' in error ? { fieldErrors: error.fieldErrors } : undefined;
-    return fail(error.message, error.status, data ? { data } : undefined);
+    const data = error instanceof InputError ? { fieldErrors: error.fieldErrors } : undefined;
+    const headers =
+      error instanceof TooManyRequestsError && error.retryAfter
+        ? { 'Retry-After': String(error.retryAfter) }
+        : undefined;
+    const status = TRANSPORT_STATUSES.has(error.status) ? error.status : 200;
+    return fail(error.message, status, { ...(data ? { data } : {}), ...(headers ? { headers } : {}) });
   }
   console.error(error);
   return fail('internal server error', 500);
@@ -45,5 +58,27 @@ export async function envelope(handler: () => Promise<Response> | Response): Pro
     return await handler();
   } catch (error) {
     return toHttpResponse(error);
+  }
+}
+
+/**
+ * Reads a request body as an object: JSON, or form-encoded (string fields only). An empty, malformed or
+ * non-object body is `{}`, so validation reports what is missing instead of the parser failing.
+ */
+export async function readBody(request: Request): Promise<Record<string, unknown>> {
+  const type = request.headers.get('Content-Type') ?? '';
+  try {
+    if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {
+      const form = await request.formData();
+      return Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === 'string'));
+    }
+    const text = await request.text();
+    if (!text.trim()) return {};
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
   }
 }

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startOAuthFake } from '../fakes/oauth.ts';
 import { startTurnstileFake } from '../fakes/turnstile.ts';
 
 declare module 'vitest' {
@@ -20,6 +21,8 @@ declare module 'vitest' {
     redisURL: string;
     /** Turnstile siteverify fake the product uses (accepts tokens starting with `pass`). */
     turnstileURL: string;
+    /** OAuth2 fake playing GitHub and LinuxDO (tests/fakes/oauth.ts); its authorize URL is `${oauthURL}/authorize`. */
+    oauthURL: string;
   }
 }
 
@@ -104,6 +107,7 @@ export default async function setup(project: TestProject) {
     project.provide('databaseURL', process.env.E2E_DATABASE_URL ?? '');
     project.provide('redisURL', process.env.E2E_REDIS_URL ?? '');
     project.provide('turnstileURL', process.env.E2E_TURNSTILE_URL ?? '');
+    project.provide('oauthURL', process.env.E2E_OAUTH_URL ?? '');
     return;
   }
 
@@ -117,6 +121,7 @@ export default async function setup(project: TestProject) {
 
   const db = await createDatabase();
   const turnstile = await startTurnstileFake();
+  const oauth = await startOAuthFake();
   const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
@@ -134,6 +139,10 @@ export default async function setup(project: TestProject) {
     DATABASE_URL: db.url,
     REDIS_URL: redisURL,
     TURNSTILE_VERIFY_URL: turnstile.url,
+    // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
+    // default) is covered by unit tests, so here it must not throttle the suite.
+    CRITICAL_RATE_LIMIT: '100000',
+    ...oauth.env,
   };
   const output: string[] = [];
   // Node 22 from node_modules (conventions.md): the system node (20) cannot run .ts files.
@@ -157,6 +166,7 @@ export default async function setup(project: TestProject) {
     await waitForStatus(baseURL, child, 120_000);
   } catch (error) {
     child.kill('SIGTERM');
+    await oauth.close().catch(() => {});
     await db.drop().catch(() => {});
     throw new Error(`${(error as Error).message}\n--- product output ---\n${output.join('')}`);
   }
@@ -164,6 +174,7 @@ export default async function setup(project: TestProject) {
   project.provide('databaseURL', db.url);
   project.provide('redisURL', redisURL);
   project.provide('turnstileURL', turnstile.url);
+  project.provide('oauthURL', oauth.issuer);
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -176,6 +187,7 @@ export default async function setup(project: TestProject) {
       child.kill('SIGTERM');
     });
     await turnstile.close();
+    await oauth.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }

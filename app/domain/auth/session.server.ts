@@ -1,6 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { redirect } from '@remix-run/node';
 import { Session } from '@switchyard/db/entities/session.ts';
 import type { User } from '@switchyard/db/entities/user.ts';
+import { clientIp } from '#app/domain/security/rate-limit.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /**
@@ -14,6 +16,10 @@ export const SESSION_COOKIE = 'sy_session';
 export const ROLE_ADMIN = 10;
 export const ROLE_ROOT = 100;
 const STATUS_ENABLED = 1;
+
+/** A session lives 30 days (new-api's cookie max age); lastSeenAt is written at most once a minute. */
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+export const LAST_SEEN_INTERVAL_MS = 60_000;
 
 /** What the UI may know about the signed-in user (never the password hash or access token). */
 export type SessionUser = {
@@ -115,7 +121,60 @@ export async function getSessionUser(
   if (session.expiresAt.getTime() <= Date.now()) return null;
   const user = loadedUser(session.user);
   if (user.status !== STATUS_ENABLED || user.deletedAt) return null;
+  const seen = session.lastSeenAt;
+  if (seen instanceof Date && Date.now() - seen.getTime() >= LAST_SEEN_INTERVAL_MS) {
+    try {
+      await em.nativeUpdate(Session, { id: session.id }, { lastSeenAt: new Date() });
+    } catch (error) {
+      console.error('[session] lastSeenAt refresh failed', error);
+    }
+  }
   return toSessionUser(user);
+}
+
+/**
+ * Starts a session for `user` (the caller has checked the user may log in: see completeLogin) and returns
+ * the Set-Cookie header value. Records the client IP and User-Agent.
+ */
+export async function createSession(
+  services: ConsoleServices,
+  user: User,
+  request: Request,
+): Promise<string> {
+  const token = createSessionToken();
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  const em = services.orm.em.fork();
+  const now = new Date();
+  em.create(Session, {
+    id: await sha256Hex(token),
+    user: user.id,
+    expiresAt,
+    createdAt: now,
+    lastSeenAt: now,
+    ip: clientIp(request, services).slice(0, 64),
+    userAgent: (request.headers.get('User-Agent') ?? '').slice(0, 512),
+  });
+  await em.flush();
+  return serializeSessionCookie(request, token, expiresAt);
+}
+
+/** The Session row id (sha-256 hex of the cookie token) of this request, or null without a cookie. */
+export async function currentSessionId(request: Request): Promise<string | null> {
+  const token = readSessionToken(request);
+  return token ? sha256Hex(token) : null;
+}
+
+/**
+ * Deletes every session of `userId` (ban, deregistration, password change or reset), except
+ * `exceptSessionId` when given (the session that changed its own password stays). Returns how many ended.
+ */
+export async function revokeUserSessions(
+  em: EntityManager,
+  userId: number,
+  exceptSessionId?: string,
+): Promise<number> {
+  const where = exceptSessionId ? { user: userId, id: { $ne: exceptSessionId } } : { user: userId };
+  return em.nativeDelete(Session, where);
 }
 
 /** Guard for protected pages: redirects to /login (with the way back) when nobody is signed in. */

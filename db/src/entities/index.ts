@@ -11,6 +11,7 @@ import { Session } from './session.ts';
 import { Task } from './task.ts';
 import { Token } from './token.ts';
 import { User } from './user.ts';
+import { VerificationCode } from './verification-code.ts';
 import { Version } from './version.ts';
 
 export * from './ability.ts';
@@ -27,6 +28,7 @@ export * from './session.ts';
 export * from './task.ts';
 export * from './token.ts';
 export * from './user.ts';
+export * from './verification-code.ts';
 export * from './version.ts';
 
 /** Every entity, listed explicitly (no folder discovery). */
@@ -45,4 +47,5 @@ export const entities = [
   Task,
   Version,
   AuditEntry,
+  VerificationCode,
 ];

@@ -1,0 +1,129 @@
+import { User, UserStatus } from '@switchyard/db/entities/user.ts';
+import { hashPassword, needsRehash, verifyPassword } from '@switchyard/db/security/password.ts';
+import { Authenticator } from 'remix-auth';
+import { FormStrategy } from 'remix-auth-form';
+import { z } from 'zod';
+import { authT } from '#app/domain/auth/i18n.server.ts';
+import { createSession, type SessionUser, toSessionUser } from '#app/domain/auth/session.server.ts';
+import { InputError } from '#app/domain/errors.ts';
+import type { ConsoleServices } from '#app/services.server.ts';
+
+/**
+ * Logging in (seed 000 §5 "login"): the password strategy (remix-auth 4 + remix-auth-form 3) only finds and
+ * checks the user; completeLogin decides whether that user may start a session and writes it. Every OAuth
+ * provider ends in completeLogin too.
+ */
+
+export type LoginResult = { user: SessionUser; setCookie: string };
+
+/** The body of POST /api/user/login and of the login form. */
+export const PasswordLoginSchema = z.object({
+  username: z.string().trim().max(255).default(''),
+  password: z.string().max(255).default(''),
+});
+export type PasswordCredentials = z.infer<typeof PasswordLoginSchema>;
+
+/** `user` as the seeds' JSON contract returns it on login (data is the user). */
+export function loginUserData(user: User) {
+  return {
+    id: user.id,
+    username: user.username,
+    display_name: user.displayName || user.username,
+    role: user.role,
+    status: user.status,
+    group: user.group,
+  };
+}
+
+/**
+ * Refuses banned (new-api: 'user has been banned') and deregistered users, then creates the session.
+ * Returns the public user and the Set-Cookie header value.
+ */
+export async function completeLogin(
+  services: ConsoleServices,
+  user: User,
+  request: Request,
+): Promise<LoginResult> {
+  const t = await authT(request);
+  if (user.deletedAt) throw new InputError(t('login.deregistered'));
+  if (user.status !== UserStatus.Enabled) throw new InputError(t('login.banned'));
+  const setCookie = await createSession(services, user, request);
+  return { user: toSessionUser(user), setCookie };
+}
+
+/** Argon2 work for unknown usernames, so the answer time does not tell whether a name exists. */
+let dummyHash: Promise<string> | null = null;
+
+/**
+ * The user whose username (or bound e-mail) and password match, or an InputError with new-api's message
+ * ('username or password is wrong, or user has been banned'). Deregistered and banned users are returned so
+ * that completeLogin can name the reason once the password proved who is asking.
+ */
+export async function verifyCredentials(
+  services: ConsoleServices,
+  credentials: PasswordCredentials,
+  t: Awaited<ReturnType<typeof authT>>,
+): Promise<User> {
+  const username = credentials.username.trim();
+  const password = credentials.password;
+  if (!username || !password) throw new InputError(t('login.empty'));
+  if (!services.options.get('PasswordLoginEnabled')) throw new InputError(t('login.passwordDisabled'));
+  const em = services.orm.em.fork();
+  const byName = await em.findOne(User, { username }, { filters: false });
+  const user =
+    byName ??
+    (username.includes('@')
+      ? await em.findOne(User, { email: username.toLowerCase() }, { filters: false, orderBy: { id: 'asc' } })
+      : null);
+  if (!user?.passwordHash) {
+    dummyHash ??= hashPassword(crypto.randomUUID());
+    await verifyPassword(password, await dummyHash);
+    throw new InputError(t('login.wrong'));
+  }
+  if (!(await verifyPassword(password, user.passwordHash))) throw new InputError(t('login.wrong'));
+  if (needsRehash(user.passwordHash)) {
+    user.passwordHash = await hashPassword(password);
+    await em.flush();
+  }
+  return user;
+}
+
+function passwordAuthenticator(services: ConsoleServices, request: Request) {
+  const authenticator = new Authenticator<User>();
+  authenticator.use(
+    new FormStrategy(async ({ form }) => {
+      const parsed = PasswordLoginSchema.parse({
+        username: typeof form.get('username') === 'string' ? form.get('username') : '',
+        password: typeof form.get('password') === 'string' ? form.get('password') : '',
+      });
+      return verifyCredentials(services, parsed, await authT(request));
+    }),
+    'password',
+  );
+  return authenticator;
+}
+
+/**
+ * Password login for the page action and the JSON route: `source` is the form POST itself (read by
+ * remix-auth-form's FormStrategy) or credentials already parsed (then `request` is the request that
+ * logs in). Rate limiting and Turnstile are the caller's guards (enforceCriticalLimit, verifyTurnstile).
+ * Throws InputError (empty, wrong, password login off) banned, deregistered.
+ */
+export async function loginWithPassword(
+  services: ConsoleServices,
+  source: Request | PasswordCredentials,
+  request?: Request,
+): Promise<LoginResult & { entity: User }> {
+  let user: User;
+  let req: Request;
+  if (source instanceof Request) {
+    req = source;
+    user = await passwordAuthenticator(services, source).authenticate('password', source);
+  } else {
+    if (!request) throw new Error('loginWithPassword: the request is required with parsed credentials');
+    req = request;
+    user = await verifyCredentials(services, PasswordLoginSchema.parse(source), await authT(request));
+  }
+  const result = await completeLogin(services, user, req);
+  return { ...result, entity: user };
+}

@@ -1,0 +1,324 @@
+import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
+import { Log } from '@switchyard/db/entities/log.ts';
+import { Session } from '@switchyard/db/entities/session.ts';
+import { Role, User } from '@switchyard/db/entities/user.ts';
+import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { loader as groupLoader } from '#app/routes/api.group.ts';
+import { action as userAction, loader as userListLoader } from '#app/routes/api.user._index.ts';
+import { loader as userByIdLoader } from '#app/routes/api.user.$id.ts';
+import { action as manageAction } from '#app/routes/api.user.manage.ts';
+import { loader as searchLoader } from '#app/routes/api.user.search.ts';
+import { action as pageAction, loader as pageLoader } from '#app/routes/user._index.tsx';
+import { action as addAction } from '#app/routes/user.edit.tsx';
+import { action as editAction } from '#app/routes/user.edit_.$id.tsx';
+
+let db: TestDatabase;
+let seq = 0;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ suffix: 'users_routes' });
+});
+afterAll(async () => {
+  await db?.drop();
+});
+beforeEach(async () => {
+  await db.orm.em
+    .getConnection()
+    .execute('truncate table sessions, audit_entries, logs, users restart identity cascade');
+});
+
+const options = {
+  get: (key: string) => ({ QuotaForNewUser: 0, GroupRatio: { default: 1, vip: 2 } })[key as 'GroupRatio'],
+};
+
+function context() {
+  return {
+    services: { orm: db.orm, options, relay: null, version: 'test', startedAt: 0 },
+  } as never;
+}
+
+async function makeUser(over: Record<string, unknown> = {}) {
+  const em = db.orm.em.fork();
+  seq += 1;
+  const user = em.create(User, {
+    username: `r${seq}`,
+    displayName: '',
+    affCode: `raff${seq}`,
+    ...over,
+  } as never);
+  await em.flush();
+  const token = createSessionToken();
+  em.create(Session, {
+    id: await sha256Hex(token),
+    user: user.id,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  } as never);
+  await em.flush();
+  return { user, token };
+}
+
+type Who = { user: User; token: string };
+
+function apiRequest(who: Who | null, path: string, init: { method?: string; body?: unknown } = {}) {
+  const headers = new Headers({ 'Accept-Language': 'en' });
+  if (who) {
+    headers.set('Cookie', `sy_session=${who.token}`);
+    headers.set('New-Api-User', String(who.user.id));
+  }
+  if (init.body !== undefined) headers.set('Content-Type', 'application/json');
+  return new Request(`http://localhost${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: envelope payloads are checked field by field below
+type Body = { success: boolean; message: string; data: any };
+async function json(res: Response) {
+  return {
+    status: res.status,
+    body: (await res.json()) as Body,
+  };
+}
+
+const call = (
+  fn: (args: never) => Promise<Response> | Response,
+  request: Request,
+  params: Record<string, string> = {},
+) => fn({ request, context: context(), params } as never);
+
+describe('JSON routes', () => {
+  it('401 without auth, 403 for an ordinary user, on every route', async () => {
+    const plain = await makeUser();
+    const routes: [typeof userListLoader, string, string, unknown?][] = [
+      [userListLoader, 'GET', '/api/user/?p=1'],
+      [searchLoader, 'GET', '/api/user/search?keyword=a'],
+      [userByIdLoader, 'GET', `/api/user/${plain.user.id}`],
+      [userAction, 'POST', '/api/user/', { username: 'x', password: 'longenough' }],
+      [userAction, 'PUT', '/api/user/', { id: plain.user.id, username: 'x' }],
+      [manageAction, 'POST', '/api/user/manage', { id: plain.user.id, action: 'disable' }],
+      [groupLoader, 'GET', '/api/group/'],
+    ];
+    for (const [fn, method, path, body] of routes) {
+      const anon = await json(
+        await call(fn, apiRequest(null, path, { method, body }), { id: String(plain.user.id) }),
+      );
+      expect(anon.status, path).toBe(401);
+      expect(anon.body.success).toBe(false);
+      const forbidden = await json(
+        await call(fn, apiRequest(plain, path, { method, body }), { id: String(plain.user.id) }),
+      );
+      expect(forbidden.status, path).toBe(403);
+      expect(forbidden.body.success).toBe(false);
+    }
+  });
+
+  it('lists, searches, reads, creates, updates and manages with the envelope', async () => {
+    const admin = await makeUser({ role: Role.Admin, username: 'admin1' });
+    for (let i = 0; i < 3; i++) await makeUser();
+    // p=0 is treated as 1; page_size is clamped to 1..100 (an out-of-range value falls back to 10)
+    let res = await json(await call(userListLoader, apiRequest(admin, '/api/user/?p=0&page_size=2')));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, message: '', data: { page: 1, total: 4, page_size: 2 } });
+    expect(res.body.data.items).toHaveLength(2);
+    expect(JSON.stringify(res.body)).not.toMatch(/password|access_token/);
+    res = await json(await call(userListLoader, apiRequest(admin, '/api/user/?p=2&page_size=500')));
+    expect(res.body.data.page_size).toBe(10);
+
+    res = await json(
+      await call(
+        userAction,
+        apiRequest(admin, '/api/user/', { method: 'POST', body: { username: 'fresh', password: '' } }),
+      ),
+    );
+    expect(res).toEqual({
+      status: 200,
+      body: { success: false, message: 'Username and password cannot be empty', data: expect.anything() },
+    });
+    res = await json(
+      await call(
+        userAction,
+        apiRequest(admin, '/api/user/', {
+          method: 'POST',
+          body: { username: 'fresh', display_name: 'Fresh', password: 'longenough' },
+        }),
+      ),
+    );
+    expect(res.body.success).toBe(true);
+    const id = res.body.data.id as number;
+
+    res = await json(
+      await call(searchLoader, apiRequest(admin, '/api/user/search?keyword=FRE&group=default&p=1')),
+    );
+    expect(res.body.data.items.map((u: { id: number }) => u.id)).toEqual([id]);
+
+    res = await json(await call(userByIdLoader, apiRequest(admin, `/api/user/${id}`), { id: String(id) }));
+    expect(res.body.data).toMatchObject({ id, username: 'fresh', display_name: 'Fresh', group: 'default' });
+    res = await json(await call(userByIdLoader, apiRequest(admin, '/api/user/99999'), { id: '99999' }));
+    expect(res).toMatchObject({ status: 200, body: { success: false, message: 'User does not exist' } });
+
+    res = await json(
+      await call(
+        userAction,
+        apiRequest(admin, '/api/user/', {
+          method: 'PUT',
+          body: { id, username: 'fresh', display_name: 'Fresh', password: '', group: 'vip', quota: 4200 },
+        }),
+      ),
+    );
+    expect(res.body).toMatchObject({ success: true, data: { group: 'vip', quota: 4200 } });
+    expect(await db.orm.em.fork().count(Log, { userId: id, type: 3 })).toBe(1);
+
+    res = await json(
+      await call(
+        manageAction,
+        apiRequest(admin, '/api/user/manage', { method: 'POST', body: { id, action: 'disable' } }),
+      ),
+    );
+    expect(res.body).toEqual({ success: true, message: '', data: { status: 2, role: 1 } });
+    res = await json(
+      await call(
+        manageAction,
+        apiRequest(admin, '/api/user/manage', { method: 'POST', body: { id, action: 'promote' } }),
+      ),
+    );
+    expect(res).toMatchObject({
+      status: 200,
+      body: { success: false, message: 'Admins cannot promote other users to admin' },
+    });
+    res = await json(
+      await call(
+        manageAction,
+        apiRequest(admin, '/api/user/manage', { method: 'POST', body: { id, action: 'explode' } }),
+      ),
+    );
+    expect(res).toMatchObject({ status: 200, body: { success: false } });
+
+    res = await json(await call(groupLoader, apiRequest(admin, '/api/group/')));
+    expect(res.body).toEqual({ success: true, message: '', data: ['default', 'vip'] });
+  });
+
+  it('accepts the access token instead of the session', async () => {
+    const admin = await makeUser({ role: Role.Admin, accessToken: 'admin-system-token-123' });
+    const req = new Request('http://localhost/api/user/?p=1', {
+      headers: { Authorization: 'Bearer admin-system-token-123', 'New-Api-User': String(admin.user.id) },
+    });
+    const res = await json(await call(userListLoader, req));
+    expect(res.body.success).toBe(true);
+  });
+});
+
+function pageRequest(who: Who | null, path: string, form?: Record<string, string>) {
+  const headers = new Headers({ 'Accept-Language': 'en' });
+  if (who) headers.set('Cookie', `sy_session=${who.token}`);
+  return new Request(`http://localhost${path}`, {
+    method: form ? 'POST' : 'GET',
+    headers,
+    body: form ? new URLSearchParams(form) : undefined,
+  });
+}
+
+async function thrown(p: Promise<unknown> | unknown): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('/user page', () => {
+  it('redirects anonymous visitors to /login and answers 403 to ordinary users', async () => {
+    const plain = await makeUser();
+    const anon = (await thrown(call(pageLoader as never, pageRequest(null, '/user')))) as Response;
+    expect(anon.status).toBe(302);
+    expect(anon.headers.get('Location')).toBe('/login?redirectTo=%2Fuser');
+    const forbidden = (await thrown(call(pageLoader as never, pageRequest(plain, '/user')))) as {
+      init: { status: number };
+    };
+    expect(forbidden.init.status).toBe(403);
+  });
+
+  it('renders the table data and persists the chosen page size', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    const out = (await call(
+      pageLoader as never,
+      pageRequest(admin, '/user?page_size=20&keyword=r'),
+    )) as unknown as {
+      data: { result: { total: number }; groups: string[]; pageSize: number };
+      init: { headers: Headers };
+    };
+    expect(out.data.pageSize).toBe(20);
+    expect(out.data.groups).toEqual(['default', 'vip']);
+    expect(out.data.result.total).toBe(1);
+    expect(out.init.headers.get('Set-Cookie')).toContain('page_size=');
+  });
+
+  it('row actions, add and edit post, redirect back and flash a toast', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    const other = await makeUser();
+    let res = (await call(
+      pageAction as never,
+      pageRequest(admin, '/user?index', {
+        intent: 'manage',
+        id: String(other.user.id),
+        action: 'disable',
+        redirectTo: '/user?p=1',
+      }),
+    )) as Response;
+    expect(res.status).toBe(302);
+    expect(res.headers.get('Location')).toBe('/user?p=1');
+    expect(res.headers.get('Set-Cookie')).toContain('sy_toast=');
+    expect((await db.orm.em.fork().findOneOrFail(User, { id: other.user.id })).status).toBe(2);
+
+    res = (await call(
+      addAction as never,
+      pageRequest(admin, '/user/edit', {
+        intent: 'create',
+        username: 'paged',
+        display_name: '',
+        password: 'longenough',
+      }),
+    )) as Response;
+    expect(res.status).toBe(302);
+    const created = await db.orm.em.fork().findOneOrFail(User, { username: 'paged' });
+
+    // with JavaScript the drawer posts through a fetcher (_fetcher=1): data + the flash toast, no redirect
+    const viaFetcher = (await call(
+      addAction as never,
+      pageRequest(admin, '/user/edit', {
+        intent: 'create',
+        _fetcher: '1',
+        username: 'drawer',
+        display_name: '',
+        password: 'longenough',
+      }),
+    )) as unknown as { data: { ok: boolean }; init: { headers: Record<string, string> } };
+    expect(viaFetcher.data.ok).toBe(true);
+    expect(viaFetcher.init.headers['Set-Cookie']).toContain('sy_toast=');
+
+    const bad = (await call(
+      addAction as never,
+      pageRequest(admin, '/user/edit', {
+        intent: 'create',
+        username: 'paged',
+        display_name: '',
+        password: 'longenough',
+      }),
+    )) as unknown as { data: { error: string }; init: { status: number } };
+    expect(bad.init.status).toBe(400);
+    expect(bad.data.error).toContain('Username already exists');
+
+    res = (await call(
+      editAction as never,
+      pageRequest(admin, `/user/edit/${created.id}`, { intent: 'addQuota', add_quota: '-50' }),
+      { id: String(created.id) },
+    )) as Response;
+    expect(res.status).toBe(302);
+    expect(Number((await db.orm.em.fork().findOneOrFail(User, { id: created.id })).quota)).toBe(-50);
+    expect(await db.orm.em.fork().count(AuditEntry, { action: 'user.quota' })).toBe(1);
+  });
+});

@@ -1,0 +1,23 @@
+import type { ActionFunctionArgs } from '@remix-run/node';
+import { authApi, stringFields } from '#app/domain/auth/http.server.ts';
+import { authT } from '#app/domain/auth/i18n.server.ts';
+import { loginUserData, loginWithPassword, PasswordLoginSchema } from '#app/domain/auth/login.server.ts';
+import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
+import { turnstileToken, verifyTurnstile } from '#app/domain/security/turnstile.server.ts';
+import { ok, readBody } from '#app/utils/envelope.server.ts';
+
+/** POST /api/user/login?turnstile= {username (or e-mail), password} -> data is the user; sets the session cookie. */
+export function action({ request, context }: ActionFunctionArgs) {
+  return authApi(context, async (services) => {
+    await enforceCriticalLimit(request, services, 'login');
+    await verifyTurnstile(
+      services,
+      turnstileToken(request),
+      clientIp(request, services),
+      await authT(request),
+    );
+    const credentials = PasswordLoginSchema.parse(stringFields(await readBody(request)));
+    const { entity, setCookie } = await loginWithPassword(services, credentials, request);
+    return ok(loginUserData(entity), '', { headers: { 'Set-Cookie': setCookie } });
+  });
+}

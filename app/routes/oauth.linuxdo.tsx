@@ -1,0 +1,15 @@
+import type { LoaderFunctionArgs } from '@remix-run/node';
+import { OAuthCallbackPage, oauthCallbackMeta } from '#app/components/oauth/oauth-callback.tsx';
+import { oauthCallbackLoader } from '#app/domain/oauth/callback-page.server.ts';
+import { getServices } from '#app/services.server.ts';
+
+export const handle = { i18n: 'oauth' };
+
+/** /oauth/linuxdo?code&state: the OAuth callback page (see oauthCallbackLoader). */
+export function loader({ request, context }: LoaderFunctionArgs) {
+  return oauthCallbackLoader(getServices(context), request, 'linuxdo');
+}
+
+export const meta = oauthCallbackMeta;
+
+export default OAuthCallbackPage;
