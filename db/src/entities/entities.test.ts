@@ -90,4 +90,20 @@ describe('entities', () => {
     dup.create(QuotaData, { userId: 1, modelName: 'gpt-4o', createdAt: 3600 });
     await expect(dup.flush()).rejects.toBeInstanceOf(UniqueConstraintViolationException);
   });
+
+  it('lets one account hold a bound e-mail or third-party id, while unbound (empty) values repeat', async () => {
+    const em = db.orm.em.fork();
+    em.create(User, { username: 'gh1', affCode: 'gh1aff', githubId: '4242', email: 'a@example.com' });
+    em.create(User, { username: 'gh2', affCode: 'gh2aff' });
+    em.create(User, { username: 'gh3', affCode: 'gh3aff' });
+    await em.flush();
+    for (const [field, value] of [
+      ['githubId', '4242'],
+      ['email', 'a@example.com'],
+    ] as const) {
+      const other = db.orm.em.fork();
+      other.create(User, { username: `dup-${field}`, affCode: `dup${field}`, [field]: value });
+      await expect(other.flush()).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+    }
+  });
 });

@@ -13,6 +13,12 @@ export const DEFAULT_GROUP = 'default';
 export const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
+  // A bound e-mail or third-party id belongs to one account: unique where set (empty means unbound), so two
+  // concurrent binds or sign-ups cannot both claim it.
+  indexes: (['email', 'github_id', 'wechat_id', 'telegram_id', 'linux_do_id'] as const).map((column) => ({
+    name: `users_${column}_unique`,
+    expression: `create unique index "users_${column}_unique" on "users" ("${column}") where "${column}" <> ''`,
+  })),
   properties: {
     id: p.integer().primary().autoincrement(),
     username: p.string().length(64).unique('users_username_unique'),
@@ -35,11 +41,11 @@ export const UserSchema = defineEntity({
     inviterId: p.integer().default(0).index('users_inviter_id_index'),
     role: p.smallint().default(Role.User),
     status: p.smallint().default(UserStatus.Enabled).index('users_status_index'),
-    email: p.string().length(255).default('').index('users_email_index'),
-    githubId: p.string().length(64).default('').index('users_github_id_index'),
-    wechatId: p.string().length(64).default('').index('users_wechat_id_index'),
-    telegramId: p.string().length(64).default('').index('users_telegram_id_index'),
-    linuxDoId: p.string().length(64).default('').index('users_linux_do_id_index'),
+    email: p.string().length(255).default(''),
+    githubId: p.string().length(64).default(''),
+    wechatId: p.string().length(64).default(''),
+    telegramId: p.string().length(64).default(''),
+    linuxDoId: p.string().length(64).default(''),
     /** JSON text: notify_type, quota_warning_threshold, webhook_url, webhook_secret, notification_email. */
     setting: p.text().default(''),
     createdAt: p
