@@ -1,0 +1,5 @@
+import type { RedemptionsResources } from '#app/locales/zh/redemptions.ts';
+
+const redemptions: RedemptionsResources = {};
+
+export default redemptions;

@@ -1,0 +1,5 @@
+import type { TokensResources } from '#app/locales/zh/tokens.ts';
+
+const tokens: TokensResources = {};
+
+export default tokens;
