@@ -31,6 +31,9 @@ export const resources = {
     oauth: zhOauth,
     users: zhUsers,
     settings: zhSettings,
+    tokens: zhTokens,
+    redemptions: zhRedemptions,
+    versions: zhVersions,
   },
   en: {
     common: enCommon,
@@ -39,5 +42,8 @@ export const resources = {
     oauth: enOauth,
     users: enUsers,
     settings: enSettings,
+    tokens: enTokens,
+    redemptions: enRedemptions,
+    versions: enVersions,
   },
 } as const;
