@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { serializeUser } from '#app/domain/users/users.server.ts';
 import { formatQuota } from './quota-format.ts';
 import {
   type DeleteSelfInput,
@@ -60,31 +61,12 @@ export function quotaDisplay(options: AccountCtx['options']) {
   };
 }
 
-/** Wire view of a user for GET /api/user/self (new-api field names; never the password hash or access token). */
+/**
+ * Wire view of a user for GET /api/user/self: the admin wire fields (new-api names; never the password hash or
+ * access token) plus the user's own notification settings (secret withheld).
+ */
 export function selfView(user: User) {
-  return {
-    id: user.id,
-    username: user.username,
-    display_name: user.displayName,
-    role: user.role,
-    status: user.status,
-    email: user.email,
-    github_id: user.githubId,
-    wechat_id: user.wechatId,
-    telegram_id: user.telegramId,
-    linux_do_id: user.linuxDoId,
-    group: user.group,
-    quota: user.quota,
-    used_quota: user.usedQuota,
-    request_count: user.requestCount,
-    aff_code: user.affCode,
-    aff_count: user.affCount,
-    aff_quota: user.affQuota,
-    aff_history_quota: user.affHistoryQuota,
-    inviter_id: user.inviterId,
-    setting: publicSetting(parseUserSetting(user.setting)),
-    created_at: Math.floor(user.createdAt.getTime() / 1000),
-  };
+  return { ...serializeUser(user), setting: publicSetting(parseUserSetting(user.setting)) };
 }
 export type SelfView = ReturnType<typeof selfView>;
 
