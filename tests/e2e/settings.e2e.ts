@@ -3,8 +3,7 @@
  * Session row inserted here views the profile, transfers invitation earnings, saves notification settings,
  * generates a system access token, changes the password and deletes the account; other tabs are admin-only.
  */
-import { MikroORM } from '@mikro-orm/postgresql';
-import { createOrmConfig } from '@switchyard/db/config.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
@@ -13,8 +12,8 @@ import { verifyPassword } from '@switchyard/db/security/password.ts';
 import type { Page } from 'playwright-core';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
 import { findCode, type SmtpCapture, startSmtpCapture } from '../fakes/smtp.ts';
+import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready, submit } from './harness.ts';
 
 let h: Harness;
@@ -23,34 +22,23 @@ const run = Date.now().toString(36).slice(-6);
 
 beforeAll(async () => {
   h = await launch();
-  orm = await MikroORM.init(createOrmConfig(inject('databaseURL'), { poolMax: 2 }));
+  orm = await openProductOrm();
 });
 afterAll(async () => {
   await h?.close();
   await orm?.close(true);
 });
 
-type Who = { id: number; username: string; token: string };
+type Who = E2eUser;
 
-async function makeUser(username: string, over: Partial<User> = {}): Promise<Who> {
-  const em = orm.em.fork();
-  const user = em.create(User, { username, affCode: `s${username}`.slice(0, 32), ...over } as never);
-  await em.flush();
-  const token = createSessionToken();
-  em.create(Session, {
-    id: await sha256Hex(token),
-    user: user.id,
-    expiresAt: new Date(Date.now() + 3_600_000),
-  } as never);
-  await em.flush();
-  return { id: user.id, username, token };
-}
+const makeUser = (username: string, over: Partial<User> = {}) =>
+  createE2eUser(orm, username, { affCode: `s${username}`.slice(0, 32), displayName: '', ...over });
 
 const dbUser = (id: number) => orm.em.fork().findOneOrFail(User, { id });
 
 async function signedIn(mode: Mode, who: Who, path = '/setting'): Promise<Page> {
   const page = await h.page(mode);
-  await h.contexts[mode].addCookies([{ name: 'sy_session', value: who.token, url: h.baseURL }]);
+  await signIn(h, mode, who);
   await page.goto(path);
   await ready(page, mode);
   return page;
@@ -83,7 +71,7 @@ describe.each(MODES)('personal settings with JavaScript %s', (mode: Mode) => {
   it('refuses other tabs to a regular user with 403', async () => {
     const who = await makeUser(`tab_${p}`);
     const page = await h.page(mode);
-    await h.contexts[mode].addCookies([{ name: 'sy_session', value: who.token, url: h.baseURL }]);
+    await signIn(h, mode, who);
     const res = await page.goto('/setting?tab=system');
     expect(res?.status()).toBe(403);
     expect(await page.getByRole('alert').first().textContent()).toContain('仅管理员');

@@ -3,13 +3,12 @@
  * (a Session row inserted for a fresh admin), search, add, edit (+ add quota), disable, enable, promote as root,
  * delete with confirmation, and the 403 page for an ordinary user.
  */
-import { MikroORM } from '@mikro-orm/postgresql';
-import { createOrmConfig } from '@switchyard/db/config.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready, submit } from './harness.ts';
 
 let h: Harness;
@@ -18,41 +17,23 @@ const run = Date.now().toString(36).slice(-6);
 
 beforeAll(async () => {
   h = await launch();
-  orm = await MikroORM.init(createOrmConfig(inject('databaseURL'), { poolMax: 2 }));
+  orm = await openProductOrm();
 });
 afterAll(async () => {
   await h?.close();
   await orm?.close(true);
 });
 
-type Who = { id: number; username: string; token: string };
+type Who = E2eUser;
 
-async function makeUser(username: string, role: number, withSession = true): Promise<Who> {
-  const em = orm.em.fork();
-  const user = em.create(User, {
-    username,
-    displayName: username,
-    affCode: `e2e${username}`.slice(0, 32),
-    role,
-  } as never);
-  await em.flush();
-  const token = createSessionToken();
-  if (withSession) {
-    em.create(Session, {
-      id: await sha256Hex(token),
-      user: user.id,
-      expiresAt: new Date(Date.now() + 3_600_000),
-    } as never);
-    await em.flush();
-  }
-  return { id: user.id, username, token };
-}
+const makeUser = (username: string, role: number, withSession = true) =>
+  createE2eUser(orm, username, { role, withSession });
 
 const dbUser = (username: string) => orm.em.fork().findOneOrFail(User, { username });
 
 async function signedIn(mode: Mode, who: Who): Promise<Page> {
   const page = await h.page(mode);
-  await h.contexts[mode].addCookies([{ name: 'sy_session', value: who.token, url: h.baseURL }]);
+  await signIn(h, mode, who);
   return page;
 }
 
