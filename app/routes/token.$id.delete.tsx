@@ -1,0 +1,67 @@
+import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import { Form, useLoaderData } from '@remix-run/react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { isDomainError } from '#app/domain/errors.ts';
+import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
+import { TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
+import { deleteToken, getToken } from '#app/domain/tokens/tokens.server.ts';
+import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { redirectWithToast } from '#app/utils/toast.server.ts';
+
+export const handle = { i18n: ['common', 'users', 'tokens'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Tokens' }];
+
+/** GET /token/{id}/delete: the confirmation step of "delete" without JavaScript. */
+export async function loader({ request, context, params }: LoaderFunctionArgs) {
+  const ctx = await tokensPageCtx(request, context);
+  try {
+    const token = await getToken(ctx, parseId(params.id));
+    return {
+      title: ctx.t('tokens:confirm.deleteTitle'),
+      token: { id: token.id, name: token.name },
+      redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
+    };
+  } catch (error) {
+    if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
+    throw error;
+  }
+}
+
+/** POST /token/{id}/delete: deleteToken, then back to the list with a toast. */
+export async function action({ request, context, params }: ActionFunctionArgs) {
+  const ctx = await tokensPageCtx(request, context);
+  const form = await request.formData();
+  const back = safeRedirectTo(form.get('redirectTo'), '/token');
+  try {
+    await deleteToken(ctx, parseId(params.id));
+  } catch (error) {
+    if (isDomainError(error)) return redirectWithToast(back, { type: 'error', message: error.message });
+    throw error;
+  }
+  return redirectWithToast(back, { type: 'success', message: ctx.t('tokens:toast.deleted') });
+}
+
+export default function DeleteTokenPage() {
+  const { token, redirectTo } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('tokens');
+  return (
+    <div className="page tokens-page" style={{ maxWidth: '36rem' }}>
+      <h1>{t('confirm.deleteTitle')}</h1>
+      <p>{t('confirm.deleteBody', { name: token.name })}</p>
+      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
+        <input type="hidden" name="redirectTo" value={redirectTo} />
+        <Link to={redirectTo} className="btn btn-secondary">
+          {t('actions.cancel')}
+        </Link>
+        <Button type="submit" variant="primary">
+          {t('actions.confirmDelete')}
+        </Button>
+      </Form>
+    </div>
+  );
+}
+
+export { TokensErrorBoundary as ErrorBoundary };

@@ -1,0 +1,60 @@
+import { data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import { useLoaderData } from '@remix-run/react';
+import { useTranslation } from 'react-i18next';
+import { Link } from '#app/components/ui/link.tsx';
+import { isDomainError } from '#app/domain/errors.ts';
+import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
+import { inputStyle, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
+import { displayKey, getToken } from '#app/domain/tokens/tokens.server.ts';
+import { safeRedirectTo } from '#app/utils/preferences.ts';
+
+export const handle = { i18n: ['common', 'users', 'tokens'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Tokens' }];
+
+export const headers = () => ({ 'Cache-Control': 'no-store' });
+
+/** GET /token/{id}/key: the full key of one of the caller's tokens, to copy by hand (the no-JS reveal). */
+export async function loader({ request, context, params }: LoaderFunctionArgs) {
+  const ctx = await tokensPageCtx(request, context);
+  try {
+    const token = await getToken(ctx, parseId(params.id));
+    return data(
+      {
+        title: ctx.t('tokens:key.title'),
+        name: token.name,
+        key: displayKey(token.key),
+        redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
+      },
+      { headers: { 'Cache-Control': 'no-store' } },
+    );
+  } catch (error) {
+    if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
+    throw error;
+  }
+}
+
+export default function TokenKeyPage() {
+  const { name, key, redirectTo } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('tokens');
+  return (
+    <div className="page tokens-page" style={{ maxWidth: '40rem' }}>
+      <h1>{t('key.title')}</h1>
+      <label htmlFor="token-full-key">{t('key.body', { name })}</label>
+      <input
+        id="token-full-key"
+        readOnly
+        value={key}
+        data-testid="full-key"
+        style={{ ...inputStyle, width: '100%', fontFamily: 'monospace' }}
+      />
+      <p>
+        <Link to={redirectTo} className="btn btn-secondary">
+          {t('actions.back')}
+        </Link>
+      </p>
+    </div>
+  );
+}
+
+export { TokensErrorBoundary as ErrorBoundary };

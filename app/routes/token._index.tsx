@@ -1,0 +1,526 @@
+import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
+import { createContext, useContext, useEffect, useRef, useState } from 'react';
+import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay, Popover } from 'react-aria-components';
+import { useTranslation } from 'react-i18next';
+import { useToast } from '#app/components/toaster.tsx';
+import { Button } from '#app/components/ui/button.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { quotaDisplay } from '#app/domain/account/account.server.ts';
+import { formatQuota } from '#app/domain/account/quota-format.ts';
+import { isDomainError } from '#app/domain/errors.ts';
+import { tokensPageCtx } from '#app/domain/tokens/http.server.ts';
+import { type EditorData, formatTime } from '#app/domain/tokens/page.server.ts';
+import {
+  dialogStyle,
+  drawerStyle,
+  emptyTokenForm,
+  FormError,
+  inputStyle,
+  overlayStyle,
+  TokenFields,
+  type TokenFormValues,
+  TokenStatusTag,
+  TokensErrorBoundary,
+} from '#app/domain/tokens/token-ui.tsx';
+import {
+  listTokens,
+  parseInput,
+  searchTokens,
+  setTokenStatus,
+  statusOnlySchema,
+} from '#app/domain/tokens/tokens.server.ts';
+import { useHydrated } from '#app/utils/hydrated.ts';
+import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
+import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { redirectWithToast } from '#app/utils/toast.server.ts';
+
+export const handle = { i18n: ['common', 'users', 'tokens'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Tokens' }];
+
+type ApiAddress = { title?: string; url: string; line?: string };
+
+/** GET /token?keyword&token&p&page_size: the caller's tokens (seed 001 §2.5). */
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  const ctx = await tokensPageCtx(request, context);
+  const url = new URL(request.url);
+  const keyword = (url.searchParams.get('keyword') ?? '').trim();
+  const token = (url.searchParams.get('token') ?? '').trim();
+  const page = Math.max(1, Number.parseInt(url.searchParams.get('p') ?? '1', 10) || 1);
+  const chosen = parsePageSize(url.searchParams.get('page_size'));
+  const prefs = await getPreferences(request);
+  const pageSize = chosen ?? prefs.pageSize;
+  const result =
+    keyword || token
+      ? await searchTokens(ctx, { keyword, token, page, size: pageSize })
+      : await listTokens(ctx, { page, size: pageSize });
+  const headers = new Headers({ 'Cache-Control': 'no-store' });
+  if (chosen && chosen !== prefs.pageSize) headers.append('Set-Cookie', await serializePageSize(chosen));
+  const addresses = ((ctx.options.get('apiAddressList') ?? []) as ApiAddress[]).filter(
+    (a) => a && typeof a.url === 'string',
+  );
+  return data(
+    {
+      title: ctx.t('tokens:title'),
+      items: result.items.map((tok) => ({
+        ...tok,
+        key: `sk-${tok.key}`,
+        created_text: formatTime(tok.created_time),
+        expired_text: tok.expired_time === -1 ? null : formatTime(tok.expired_time),
+      })),
+      page: result.page,
+      total: result.total,
+      pageSize,
+      keyword,
+      token,
+      display: quotaDisplay(ctx.options as never),
+      addresses,
+    },
+    { headers },
+  );
+}
+
+/** POST /token?index intent=status {id, status}: enable / disable (status_only), then back with a toast. */
+export async function action({ request, context }: ActionFunctionArgs) {
+  const ctx = await tokensPageCtx(request, context);
+  const form = Object.fromEntries(await request.formData());
+  const back = safeRedirectTo(form.redirectTo, '/token');
+  if (form.intent !== 'status')
+    return redirectWithToast(back, { type: 'error', message: ctx.t('tokens:errors.invalidAction') });
+  try {
+    const input = parseInput(ctx, statusOnlySchema, form);
+    await setTokenStatus(ctx, input);
+    const message = ctx.t(input.status === 1 ? 'tokens:toast.enabled' : 'tokens:toast.disabled');
+    return redirectWithToast(back, { type: 'success', message });
+  } catch (error) {
+    if (isDomainError(error)) return redirectWithToast(back, { type: 'error', message: error.message });
+    throw error;
+  }
+}
+
+type Row = ReturnType<typeof useLoaderData<typeof loader>>['items'][number];
+
+const TABLE_CSS =
+  '.tokens-table th,.tokens-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:middle}' +
+  '.tokens-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}' +
+  '.tokens-table code{font-size:.85em}';
+
+function pageHref(search: string, p: number): string {
+  const params = new URLSearchParams(search);
+  params.set('p', String(p));
+  return `/token?${params}`;
+}
+
+function maskKey(key: string): string {
+  return key.length > 12 ? `${key.slice(0, 7)}${'*'.repeat(10)}${key.slice(-4)}` : key;
+}
+
+/** Copy failures open a dialog with the text to copy by hand (seed 001 §8); provided by TokensPage. */
+const ManualCopyContext = createContext<(text: string) => void>(() => {});
+
+function useCopy(fallback?: (text: string) => void) {
+  const { t } = useTranslation('tokens');
+  const { notify } = useToast();
+  const fromContext = useContext(ManualCopyContext);
+  const showManualCopy = fallback ?? fromContext;
+  return async (text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      notify({ type: 'success', message: t('key.copied', { text }) });
+    } catch {
+      showManualCopy(text);
+    }
+  };
+}
+
+function ManualCopyDialog({ text, close }: { text: string | null; close: () => void }) {
+  const { t } = useTranslation('tokens');
+  return (
+    <ModalOverlay
+      isOpen={text !== null}
+      onOpenChange={(open) => !open && close()}
+      isDismissable
+      style={overlayStyle}
+    >
+      <Modal style={dialogStyle}>
+        <Dialog role="alertdialog">
+          <Heading slot="title">{t('key.copyFailed')}</Heading>
+          <textarea readOnly value={text ?? ''} rows={4} style={{ ...inputStyle, width: '100%' }} />
+          <Button onPress={close}>{t('actions.close')}</Button>
+        </Dialog>
+      </Modal>
+    </ModalOverlay>
+  );
+}
+
+function KeyCell({ row, back }: { row: Row; back: string }) {
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  const copy = useCopy();
+  const revealHref = `/token/${row.id}/key?${new URLSearchParams({ redirectTo: back })}`;
+  return (
+    <span style={{ display: 'inline-flex', gap: '0.25rem', alignItems: 'center' }}>
+      <code data-testid="masked-key">{maskKey(row.key)}</code>
+      {hydrated ? (
+        <Button variant="ghost" onPress={() => copy(row.key)} data-action="copy">
+          {t('actions.copy')}
+        </Button>
+      ) : (
+        <Link to={revealHref} className="btn btn-ghost">
+          {t('actions.reveal')}
+        </Link>
+      )}
+    </span>
+  );
+}
+
+function StatusButton({ row, back }: { row: Row; back: string }) {
+  const { t } = useTranslation('tokens');
+  const next = row.status === 1 ? 2 : 1;
+  return (
+    <Form method="post" style={{ display: 'inline' }}>
+      <input type="hidden" name="intent" value="status" />
+      <input type="hidden" name="id" value={row.id} />
+      <input type="hidden" name="status" value={next} />
+      <input type="hidden" name="redirectTo" value={back} />
+      <Button type="submit" variant="ghost" data-action={next === 1 ? 'enable' : 'disable'}>
+        {t(next === 1 ? 'actions.enable' : 'actions.disable')}
+      </Button>
+    </Form>
+  );
+}
+
+function DeleteAction({ row, back }: { row: Row; back: string }) {
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  if (!hydrated) {
+    return (
+      <Link
+        to={`/token/${row.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
+        className="btn btn-ghost"
+      >
+        {t('actions.delete')}
+      </Link>
+    );
+  }
+  return (
+    <DialogTrigger>
+      <Button variant="ghost" data-action="delete">
+        {t('actions.delete')}
+      </Button>
+      <ModalOverlay isDismissable style={overlayStyle}>
+        <Modal style={dialogStyle}>
+          <Dialog role="alertdialog">
+            {({ close }) => (
+              <>
+                <Heading slot="title">{t('confirm.deleteTitle')}</Heading>
+                <p>{t('confirm.deleteBody', { name: row.name })}</p>
+                <Form method="post" action={`/token/${row.id}/delete`} onSubmit={() => close()}>
+                  <input type="hidden" name="redirectTo" value={back} />
+                  <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
+                    <Button onPress={close}>{t('actions.cancel')}</Button>
+                    <Button type="submit" variant="primary">
+                      {t('actions.confirmDelete')}
+                    </Button>
+                  </div>
+                </Form>
+              </>
+            )}
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+type DrawerReply = { ok: boolean; error: string | null; values: TokenFormValues | null };
+type EditorLoad = EditorData & { values?: TokenFormValues };
+
+/** With JavaScript: the create / edit drawer, loading /token/new or /token/{id}/edit and posting there. */
+function TokenDrawer({ id, trigger }: { id: number | null; trigger: string }) {
+  const { t } = useTranslation('tokens');
+  const [open, setOpen] = useState(false);
+  return (
+    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
+      <Button variant={id ? 'ghost' : 'primary'} data-action={id ? 'edit' : 'add'}>
+        {trigger}
+      </Button>
+      <ModalOverlay isDismissable style={overlayStyle}>
+        <Modal style={{ ...drawerStyle, width: 'min(600px, 100vw)', overflowY: 'auto' }}>
+          <Dialog aria-label={t(id ? 'form.editTitle' : 'form.addTitle')}>
+            <DrawerBody id={id} close={() => setOpen(false)} />
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+function DrawerBody({ id, close }: { id: number | null; close: () => void }) {
+  const { t } = useTranslation('tokens');
+  const href = id ? `/token/${id}/edit` : '/token/new';
+  const load = useFetcher<EditorLoad>();
+  const save = useFetcher<DrawerReply>();
+  const requested = useRef(false);
+  useEffect(() => {
+    if (requested.current) return;
+    requested.current = true;
+    load.load(href);
+  }, [href, load]);
+  useEffect(() => {
+    if (save.state === 'idle' && save.data?.ok) close();
+  }, [save.state, save.data, close]);
+  const loaded = load.data;
+  return (
+    <>
+      <Heading slot="title">{t(id ? 'form.editTitle' : 'form.addTitle')}</Heading>
+      {loaded ? (
+        <save.Form method="post" action={href}>
+          <input type="hidden" name="_fetcher" value="1" />
+          <TokenFields
+            values={save.data?.values ?? loaded.values ?? emptyTokenForm}
+            models={loaded.models}
+            groups={loaded.groups}
+            display={loaded.display}
+            create={!id}
+          />
+          <FormError message={save.data?.error} />
+          <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
+            <Button onPress={close}>{t('actions.cancel')}</Button>
+            <Button type="submit" variant="primary" isDisabled={save.state !== 'idle'}>
+              {t('actions.save')}
+            </Button>
+          </div>
+        </save.Form>
+      ) : (
+        <p aria-busy="true">…</p>
+      )}
+    </>
+  );
+}
+
+function AddressList({ addresses }: { addresses: ApiAddress[] }) {
+  const { t } = useTranslation('tokens');
+  if (addresses.length === 0) return <p>{t('address.empty')}</p>;
+  return (
+    <ul data-testid="api-addresses" style={{ margin: 0, paddingLeft: '1rem' }}>
+      {addresses.map((a) => (
+        <li key={a.url}>
+          {a.title ? <strong>{a.title}: </strong> : null}
+          <code>{a.url}</code>
+          {a.line ? <small> ({a.line})</small> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The API address popover (apiAddressList); without JavaScript a <details> disclosure. */
+function ApiAddresses({ addresses }: { addresses: ApiAddress[] }) {
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  if (!hydrated) {
+    return (
+      <details className="api-addresses">
+        <summary className="btn btn-ghost">{t('actions.apiAddress')}</summary>
+        <AddressList addresses={addresses} />
+      </details>
+    );
+  }
+  return (
+    <DialogTrigger>
+      <Button variant="ghost">{t('actions.apiAddress')}</Button>
+      <Popover placement="bottom start" className="dropdown-panel" style={{ padding: '0.75rem' }}>
+        <Dialog aria-label={t('address.title')}>
+          <AddressList addresses={addresses} />
+        </Dialog>
+      </Popover>
+    </DialogTrigger>
+  );
+}
+
+export default function TokensPage() {
+  const { items, page, total, pageSize, keyword, token, display, addresses } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  const location = useLocation();
+  const navigation = useNavigation();
+  const { notify } = useToast();
+  const [selected, setSelected] = useState<number[]>([]);
+  const [manualCopy, setManualCopy] = useState<string | null>(null);
+  const copy = useCopy(setManualCopy);
+  const back = location.pathname + location.search;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const quota = (q: number) => formatQuota(q, display);
+
+  function copySelected() {
+    const keys = items.filter((r) => selected.includes(r.id)).map((r) => `${r.name}    ${r.key}`);
+    if (keys.length === 0) return notify({ type: 'error', message: t('key.selectFirst') });
+    void copy(keys.join('\n'));
+  }
+
+  return (
+    <ManualCopyContext.Provider value={setManualCopy}>
+      <div className="page tokens-page">
+        <style>{TABLE_CSS}</style>
+        <h1>{t('title')}</h1>
+        {hydrated ? <ManualCopyDialog text={manualCopy} close={() => setManualCopy(null)} /> : null}
+        <div
+          style={{
+            display: 'flex',
+            flexWrap: 'wrap',
+            gap: '0.5rem',
+            alignItems: 'flex-end',
+            marginBottom: '1rem',
+          }}
+        >
+          <Form
+            method="get"
+            role="search"
+            aria-label={t('search.label')}
+            style={{ display: 'flex', flexWrap: 'wrap', gap: '0.5rem', alignItems: 'flex-end' }}
+          >
+            <label style={{ display: 'flex', flexDirection: 'column' }}>
+              {t('search.keyword')}
+              <input
+                type="search"
+                name="keyword"
+                defaultValue={keyword}
+                placeholder={t('search.keywordPlaceholder')}
+                style={inputStyle}
+              />
+            </label>
+            <label style={{ display: 'flex', flexDirection: 'column' }}>
+              {t('search.token')}
+              <input
+                type="search"
+                name="token"
+                defaultValue={token}
+                placeholder={t('search.tokenPlaceholder')}
+                style={inputStyle}
+              />
+            </label>
+            <label style={{ display: 'flex', flexDirection: 'column' }}>
+              {t('pagination.pageSize')}
+              <select name="page_size" defaultValue={String(pageSize)} style={inputStyle}>
+                {pageSizes.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <Button type="submit" variant="secondary" isDisabled={navigation.state === 'loading'}>
+              {t('search.submit')}
+            </Button>
+          </Form>
+          {hydrated ? (
+            <TokenDrawer id={null} trigger={t('actions.add')} />
+          ) : (
+            <Link to="/token/new" className="btn btn-primary">
+              {t('actions.add')}
+            </Link>
+          )}
+          {hydrated ? (
+            <Button variant="secondary" onPress={copySelected}>
+              {t('actions.copySelected')}
+            </Button>
+          ) : null}
+          <ApiAddresses addresses={addresses} />
+        </div>
+
+        <table className="table tokens-table" style={{ width: '100%', borderCollapse: 'collapse' }}>
+          <thead>
+            <tr>
+              {hydrated ? <th scope="col">{t('columns.select')}</th> : null}
+              <th scope="col">{t('columns.name')}</th>
+              <th scope="col">{t('columns.status')}</th>
+              <th scope="col">{t('columns.remain')}</th>
+              <th scope="col">{t('columns.used')}</th>
+              <th scope="col">{t('columns.group')}</th>
+              <th scope="col">{t('columns.created')}</th>
+              <th scope="col">{t('columns.expired')}</th>
+              <th scope="col">{t('columns.key')}</th>
+              <th scope="col">{t('columns.actions')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.length === 0 ? (
+              <tr>
+                <td colSpan={10}>{t('empty')}</td>
+              </tr>
+            ) : null}
+            {items.map((row) => (
+              <tr key={row.id} data-token-id={row.id} data-token-name={row.name}>
+                {hydrated ? (
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={t('columns.select')}
+                      checked={selected.includes(row.id)}
+                      onChange={(e) =>
+                        setSelected((s) =>
+                          e.target.checked ? [...s, row.id] : s.filter((x) => x !== row.id),
+                        )
+                      }
+                    />
+                  </td>
+                ) : null}
+                <td>{row.name}</td>
+                <td>
+                  <TokenStatusTag status={row.status} modelLimited={row.model_limits_enabled} />
+                </td>
+                <td data-testid="remain">{row.unlimited_quota ? t('unlimited') : quota(row.remain_quota)}</td>
+                <td>{quota(row.used_quota)}</td>
+                <td>{row.group || '—'}</td>
+                <td>{row.created_text}</td>
+                <td>{row.expired_text ?? t('never')}</td>
+                <td>
+                  <KeyCell row={row} back={back} />
+                </td>
+                <td>
+                  <div className="row-actions">
+                    {row.status === 1 || row.status === 2 || row.status === 3 || row.status === 4 ? (
+                      <StatusButton row={row} back={back} />
+                    ) : null}
+                    {hydrated ? (
+                      <TokenDrawer id={row.id} trigger={t('actions.edit')} />
+                    ) : (
+                      <Link
+                        to={`/token/${row.id}/edit?${new URLSearchParams({ redirectTo: back })}`}
+                        className="btn btn-ghost"
+                      >
+                        {t('actions.edit')}
+                      </Link>
+                    )}
+                    <DeleteAction row={row} back={back} />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+
+        <nav
+          aria-label={t('pagination.label')}
+          style={{ display: 'flex', gap: '0.75rem', alignItems: 'center', marginTop: '1rem' }}
+        >
+          {page > 1 ? (
+            <Link to={pageHref(location.search, page - 1)} className="btn btn-ghost">
+              {t('pagination.previous')}
+            </Link>
+          ) : null}
+          <span>{t('pagination.page', { page, pages, total })}</span>
+          {page < pages ? (
+            <Link to={pageHref(location.search, page + 1)} className="btn btn-ghost">
+              {t('pagination.next')}
+            </Link>
+          ) : null}
+        </nav>
+      </div>
+    </ManualCopyContext.Provider>
+  );
+}
+
+export { TokensErrorBoundary as ErrorBoundary };
