@@ -1,0 +1,78 @@
+import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import { Form, useLoaderData } from '@remix-run/react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { isDomainError } from '#app/domain/errors.ts';
+import { osKey } from '#app/domain/versions/constants.ts';
+import { versionsPageCtx } from '#app/domain/versions/http.server.ts';
+import { VersionsErrorBoundary } from '#app/domain/versions/version-ui.tsx';
+import { deleteVersion, getVersion } from '#app/domain/versions/versions.server.ts';
+import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { redirectWithToast } from '#app/utils/toast.server.ts';
+
+export const handle = { i18n: ['common', 'versions'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Versions' }];
+
+function parseId(value: string | undefined): number {
+  return /^\d{1,9}$/.test(value ?? '') ? Number(value) : 0;
+}
+
+/** GET /version/{id}/delete: the confirmation step of "delete" without JavaScript. */
+export async function loader({ request, context, params }: LoaderFunctionArgs) {
+  const ctx = await versionsPageCtx(request, context);
+  let version: Awaited<ReturnType<typeof getVersion>>;
+  try {
+    version = await getVersion(ctx, parseId(params.id));
+  } catch (error) {
+    if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
+    throw error;
+  }
+  const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/version');
+  return {
+    title: ctx.t('versions:confirm.deleteTitle'),
+    version: { id: version.id, version: version.version, os_type: version.os_type },
+    redirectTo,
+  };
+}
+
+/** POST /version/{id}/delete: deleteVersion (DELETE /api/version/{id}), then back to the list with a toast. */
+export async function action({ request, context, params }: ActionFunctionArgs) {
+  const ctx = await versionsPageCtx(request, context);
+  const form = await request.formData();
+  const back = safeRedirectTo(form.get('redirectTo'), '/version');
+  try {
+    await deleteVersion(ctx, parseId(params.id));
+  } catch (error) {
+    if (isDomainError(error) && error.status < 500)
+      return redirectWithToast(back, {
+        type: 'error',
+        message: `${ctx.t('versions:errors.deleteFailed')}: ${error.message}`,
+      });
+    throw error;
+  }
+  return redirectWithToast(back, { type: 'success', message: ctx.t('versions:toast.deleted') });
+}
+
+export default function DeleteVersionPage() {
+  const { version, redirectTo } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('versions');
+  return (
+    <div className="page versions-page" style={{ maxWidth: '36rem' }}>
+      <h1>{t('confirm.deleteTitle')}</h1>
+      <p>{t('confirm.deleteBody', { version: version.version, os: t(`os.${osKey(version.os_type)}`) })}</p>
+      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
+        <input type="hidden" name="redirectTo" value={redirectTo} />
+        <Link to={redirectTo} className="btn btn-secondary">
+          {t('actions.cancel')}
+        </Link>
+        <Button type="submit" variant="primary">
+          {t('actions.confirmDelete')}
+        </Button>
+      </Form>
+    </div>
+  );
+}
+
+export { VersionsErrorBoundary as ErrorBoundary };
