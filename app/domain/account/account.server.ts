@@ -9,6 +9,7 @@ import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { serializeUser } from '#app/domain/users/users.server.ts';
+import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { formatQuota } from './quota-format.ts';
 import {
   type DeleteSelfInput,
@@ -29,21 +30,14 @@ export const MIN_PASSWORD_LENGTH = 8;
 export function parseInput<S extends z.ZodType>(
   ctx: Pick<AccountCtx, 't'>,
   schema: S,
-  input: unknown,
-): z.infer<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const fieldErrors: Record<string, string[]> = {};
-  let first = '';
-  for (const issue of result.error.issues) {
-    const message = ctx.t(`settings:${issue.message}`, { defaultValue: ctx.t('settings:errors.checkInput') });
-    first ||= message;
-    const path = issue.path.join('.') || 'form';
-    const list = fieldErrors[path] ?? [];
-    list.push(message);
-    fieldErrors[path] = list;
-  }
-  throw new InputError(first, fieldErrors);
+  value: unknown,
+): z.output<S> {
+  return parseWith(ctx.t, schema, value, {
+    ns: 'settings',
+    messages: 'translated',
+    fallbackKey: 'errors.checkInput',
+    rootKey: 'form',
+  });
 }
 
 /** The signed-in user's row; deregistered or missing -> 401 (the session should not exist). */

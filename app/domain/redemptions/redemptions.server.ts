@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { parseInput as parseWith } from '#app/domain/validation.ts';
 import {
   DEFAULT_REDEMPTION_COUNT,
   DEFAULT_REDEMPTION_QUOTA,
@@ -101,14 +102,7 @@ export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
 ): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const fieldErrors: Record<string, string[]> = {};
-  for (const issue of result.error.issues) {
-    const key = issue.path.join('.') || '_';
-    fieldErrors[key] = [...(fieldErrors[key] ?? []), issue.message];
-  }
-  throw new InputError(ctx.t('redemptions:errors.invalidInput'), fieldErrors);
+  return parseWith(ctx.t, schema, value, { ns: 'redemptions', messages: 'raw' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

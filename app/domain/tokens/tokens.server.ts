@@ -4,6 +4,7 @@ import { TOKEN_NEVER_EXPIRES, Token, TokenStatus } from '@switchyard/db/entities
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { DEFAULT_TOKEN_QUOTA, KEY_LENGTH, MAX_BATCH, MAX_MODEL_LIMITS, MAX_NAME } from './constants.ts';
 
 /**
@@ -112,17 +113,7 @@ export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
 ): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const fieldErrors: Record<string, string[]> = {};
-  let first = '';
-  for (const issue of result.error.issues) {
-    const message = ctx.t(`tokens:${issue.message}`, { defaultValue: ctx.t('tokens:errors.invalidInput') });
-    first ||= message;
-    const key = issue.path.join('.') || '_';
-    fieldErrors[key] = [...(fieldErrors[key] ?? []), message];
-  }
-  throw new InputError(first, fieldErrors);
+  return parseWith(ctx.t, schema, value, { ns: 'tokens', messages: 'translated' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constants.ts';
+import { parseInput as parseWith } from '#app/domain/validation.ts';
 
 /**
  * Admin use cases of the users page (seed 000 §2 "Admin users page", §4, §5, §6, §7 "Users").
@@ -92,14 +93,7 @@ export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
 ): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const fieldErrors: Record<string, string[]> = {};
-  for (const issue of result.error.issues) {
-    const key = issue.path.join('.') || '_';
-    fieldErrors[key] = [...(fieldErrors[key] ?? []), issue.message];
-  }
-  throw new InputError(ctx.t('users:errors.invalidInput'), fieldErrors);
+  return parseWith(ctx.t, schema, value, { ns: 'users', messages: 'raw' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

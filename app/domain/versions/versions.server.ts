@@ -4,6 +4,7 @@ import { Version } from '@switchyard/db/entities/version.ts';
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { OS_TYPES, type OsTypeValue, type VersionWire } from '#app/domain/versions/constants.ts';
 
 /**
@@ -65,14 +66,7 @@ export function parseInput<S extends z.ZodType>(
   schema: S,
   value: unknown,
 ): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const fieldErrors: Record<string, string[]> = {};
-  for (const issue of result.error.issues) {
-    const key = issue.path.join('.') || '_';
-    fieldErrors[key] = [...(fieldErrors[key] ?? []), issue.message];
-  }
-  throw new InputError(ctx.t('versions:errors.invalidInput'), fieldErrors);
+  return parseWith(ctx.t, schema, value, { ns: 'versions', messages: 'raw' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,46 @@
+import type { TFunction } from 'i18next';
+import type { z } from 'zod';
+import { InputError } from '#app/domain/errors.ts';
+
+export type ParseOptions = {
+  /** i18n namespace of the calling area (`users`, `tokens`, ...). */
+  ns: string;
+  /**
+   * `raw`: field errors keep the schema's messages and the error says `<ns>:errors.invalidInput`.
+   * `translated`: each schema message is an i18n key of `ns` (falling back to `fallbackKey`), and the first
+   * translated message is the error's message.
+   */
+  messages: 'raw' | 'translated';
+  /** Key (in `ns`) of the generic message; default `errors.invalidInput`. */
+  fallbackKey?: string;
+  /** Field key for issues that have no path; default `_`. */
+  rootKey?: string;
+};
+
+/**
+ * Parses input with a zod schema, the one way domain functions validate: any failure becomes an InputError
+ * with per-field messages (`fieldErrors`), which every transport maps (forms re-render, JSON answers
+ * success false with `data.fieldErrors`).
+ */
+export function parseInput<S extends z.ZodType>(
+  t: TFunction,
+  schema: S,
+  value: unknown,
+  opts: ParseOptions,
+): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const fallbackKey = `${opts.ns}:${opts.fallbackKey ?? 'errors.invalidInput'}`;
+  const fieldErrors: Record<string, string[]> = {};
+  let first = '';
+  for (const issue of result.error.issues) {
+    const message =
+      opts.messages === 'translated'
+        ? t(`${opts.ns}:${issue.message}`, { defaultValue: t(fallbackKey) })
+        : issue.message;
+    first ||= message;
+    const key = issue.path.join('.') || (opts.rootKey ?? '_');
+    fieldErrors[key] = [...(fieldErrors[key] ?? []), message];
+  }
+  throw new InputError(opts.messages === 'translated' ? first : t(fallbackKey), fieldErrors);
+}
