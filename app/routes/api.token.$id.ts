@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
-import { methodNotAllowed, parseId, tokensApi } from '#app/domain/tokens/http.server.ts';
+import { parseId, tokensApi } from '#app/domain/tokens/http.server.ts';
 import { deleteToken, getToken } from '#app/domain/tokens/tokens.server.ts';
-import { ok } from '#app/utils/envelope.server.ts';
+import { methodNotAllowed, ok } from '#app/utils/envelope.server.ts';
 
 /** GET /api/token/{id}: one of the caller's tokens (someone else's id answers "not found"). */
 export function loader({ request, context, params }: LoaderFunctionArgs) {

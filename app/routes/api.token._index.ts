@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
-import { methodNotAllowed, tokensApi } from '#app/domain/tokens/http.server.ts';
+import { tokensApi } from '#app/domain/tokens/http.server.ts';
 import {
   createTokenSchema,
   createTokens,
@@ -11,7 +11,7 @@ import {
   updateToken,
   updateTokenSchema,
 } from '#app/domain/tokens/tokens.server.ts';
-import { ok, readBody } from '#app/utils/envelope.server.ts';
+import { methodNotAllowed, ok, readBody } from '#app/utils/envelope.server.ts';
 
 /** GET /api/token/?p={1-based; 0 = 1}&size={1..100}: the caller's tokens, data { items, page, total, page_size }. */
 export function loader({ request, context }: LoaderFunctionArgs) {

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
 import { transferAffQuota } from '#app/domain/account/account.server.ts';
-import { accountApi, methodNotAllowed } from '#app/domain/account/http.server.ts';
-import { ok, readBody } from '#app/utils/envelope.server.ts';
+import { accountApi } from '#app/domain/account/http.server.ts';
+import { methodNotAllowed, ok, readBody } from '#app/utils/envelope.server.ts';
 
 /** POST /api/user/aff_transfer {quota}: moves pending invitation earnings into the balance. */
 export function action({ request, context }: ActionFunctionArgs) {

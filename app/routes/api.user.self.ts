@@ -1,8 +1,8 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
 import { deleteSelf, getSelf, updateSelf } from '#app/domain/account/account.server.ts';
-import { accountApi, keptSessionId, methodNotAllowed } from '#app/domain/account/http.server.ts';
+import { accountApi, keptSessionId } from '#app/domain/account/http.server.ts';
 import { clearSessionCookie } from '#app/domain/auth/session.server.ts';
-import { ok, readBody } from '#app/utils/envelope.server.ts';
+import { methodNotAllowed, ok, readBody } from '#app/utils/envelope.server.ts';
 
 /** GET /api/user/self: the signed-in user's wire fields (never the password hash or access token). */
 export function loader({ request, context }: LoaderFunctionArgs) {

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
-import { accountApi, methodNotAllowed } from '#app/domain/account/http.server.ts';
+import { accountApi } from '#app/domain/account/http.server.ts';
 import { updateNotificationSettings } from '#app/domain/account/notification.server.ts';
-import { ok, readBody } from '#app/utils/envelope.server.ts';
+import { methodNotAllowed, ok, readBody } from '#app/utils/envelope.server.ts';
 
 /** PUT /api/user/setting {notify_type, quota_warning_threshold, webhook_url, webhook_secret, notification_email}. */
 export function action({ request, context }: ActionFunctionArgs) {

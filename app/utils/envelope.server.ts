@@ -52,6 +52,11 @@ export function toHttpResponse(error: unknown): Response {
   return fail('internal server error', 500);
 }
 
+/** 405 with the allowed methods. */
+export function methodNotAllowed(allow: string): Response {
+  return fail('method not allowed', 405, { headers: { Allow: allow } });
+}
+
 /** Runs an /api handler and maps anything it throws. Use in every `routes/api.*.ts` loader and action. */
 export async function envelope(handler: () => Promise<Response> | Response): Promise<Response> {
   try {
