@@ -4,14 +4,12 @@
  * disables, enables and deletes another; an ordinary user gets the 403 page.
  */
 import { readFile } from 'node:fs/promises';
-import { MikroORM } from '@mikro-orm/postgresql';
-import { createOrmConfig } from '@switchyard/db/config.ts';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { Redemption } from '@switchyard/db/entities/redemption.ts';
-import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready, submit } from './harness.ts';
 
 let h: Harness;
@@ -20,37 +18,20 @@ const run = Date.now().toString(36).slice(-6);
 
 beforeAll(async () => {
   h = await launch();
-  orm = await MikroORM.init(createOrmConfig(inject('databaseURL'), { poolMax: 2 }));
+  orm = await openProductOrm();
 });
 afterAll(async () => {
   await h?.close();
   await orm?.close(true);
 });
 
-type Who = { id: number; username: string; token: string };
+type Who = E2eUser;
 
-async function makeUser(username: string, role: number): Promise<Who> {
-  const em = orm.em.fork();
-  const user = em.create(User, {
-    username,
-    displayName: username,
-    affCode: `e2r${username}`.slice(0, 32),
-    role,
-  } as never);
-  await em.flush();
-  const token = createSessionToken();
-  em.create(Session, {
-    id: await sha256Hex(token),
-    user: user.id,
-    expiresAt: new Date(Date.now() + 3_600_000),
-  } as never);
-  await em.flush();
-  return { id: user.id, username, token };
-}
+const makeUser = (username: string, role: number) => createE2eUser(orm, username, { role });
 
 async function signedIn(mode: Mode, who: Who): Promise<Page> {
   const page = await h.page(mode);
-  await h.contexts[mode].addCookies([{ name: 'sy_session', value: who.token, url: h.baseURL }]);
+  await signIn(h, mode, who);
   return page;
 }
 
