@@ -3,6 +3,7 @@ import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@re
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay, Popover } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
 import { useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -105,12 +106,6 @@ const TABLE_CSS =
   '.tokens-table th,.tokens-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:middle}' +
   '.tokens-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}' +
   '.tokens-table code{font-size:.85em}';
-
-function pageHref(search: string, p: number): string {
-  const params = new URLSearchParams(search);
-  params.set('p', String(p));
-  return `/token?${params}`;
-}
 
 function maskKey(key: string): string {
   return key.length > 12 ? `${key.slice(0, 7)}${'*'.repeat(10)}${key.slice(-4)}` : key;
@@ -502,22 +497,7 @@ export default function TokensPage() {
           </tbody>
         </table>
 
-        <nav
-          aria-label={t('pagination.label')}
-          style={{ display: 'flex', gap: '0.75rem', alignItems: 'center', marginTop: '1rem' }}
-        >
-          {page > 1 ? (
-            <Link to={pageHref(location.search, page - 1)} className="btn btn-ghost">
-              {t('pagination.previous')}
-            </Link>
-          ) : null}
-          <span>{t('pagination.page', { page, pages, total })}</span>
-          {page < pages ? (
-            <Link to={pageHref(location.search, page + 1)} className="btn btn-ghost">
-              {t('pagination.next')}
-            </Link>
-          ) : null}
-        </nav>
+        <Pagination page={page} pages={pages} total={total} />
       </div>
     </ManualCopyContext.Provider>
   );

@@ -3,6 +3,7 @@ import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@re
 import { useEffect, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
@@ -91,12 +92,6 @@ export async function action({ request, context }: ActionFunctionArgs) {
 const TABLE_CSS =
   '.users-table th,.users-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:middle}' +
   '.users-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}';
-
-function pageHref(search: string, p: number): string {
-  const params = new URLSearchParams(search);
-  params.set('p', String(p));
-  return `/user?${params}`;
-}
 
 function ManageButton({
   user,
@@ -440,22 +435,7 @@ export default function UsersPage() {
         </tbody>
       </table>
 
-      <nav
-        aria-label={t('pagination.label')}
-        style={{ display: 'flex', gap: '0.75rem', alignItems: 'center', marginTop: '1rem' }}
-      >
-        {result.page > 1 ? (
-          <Link to={pageHref(location.search, result.page - 1)} className="btn btn-ghost">
-            {t('pagination.previous')}
-          </Link>
-        ) : null}
-        <span>{t('pagination.page', { page: result.page, pages, total: result.total })}</span>
-        {result.page < pages ? (
-          <Link to={pageHref(location.search, result.page + 1)} className="btn btn-ghost">
-            {t('pagination.next')}
-          </Link>
-        ) : null}
-      </nav>
+      <Pagination page={result.page} pages={pages} total={result.total} />
     </div>
   );
 }

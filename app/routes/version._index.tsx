@@ -10,6 +10,7 @@ import {
 import { useEffect, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
@@ -81,12 +82,6 @@ const TABLE_CSS =
   '.versions-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}' +
   '.versions-table .version-remark{max-width:22rem;max-height:8rem;overflow:auto}' +
   '.versions-table .downurl{max-width:18rem;word-break:break-all}';
-
-function pageHref(search: string, p: number): string {
-  const params = new URLSearchParams(search);
-  params.set('p', String(p));
-  return `/version?${params}`;
-}
 
 /** Closes a modal once its fetcher's submission succeeded (the reply carries ok: true). */
 function useCloseOnSuccess(fetcher: { state: string; data?: VersionFormReply }, close: () => void) {
@@ -380,22 +375,7 @@ export default function VersionsPage() {
         </table>
       </div>
 
-      <nav
-        aria-label={t('pagination.label')}
-        style={{ display: 'flex', gap: '0.75rem', alignItems: 'center', marginTop: '1rem' }}
-      >
-        {result.page > 1 ? (
-          <Link to={pageHref(location.search, result.page - 1)} className="btn btn-ghost">
-            {t('pagination.previous')}
-          </Link>
-        ) : null}
-        <span>{t('pagination.page', { page: result.page, pages, total: result.total })}</span>
-        {result.page < pages ? (
-          <Link to={pageHref(location.search, result.page + 1)} className="btn btn-ghost">
-            {t('pagination.next')}
-          </Link>
-        ) : null}
-      </nav>
+      <Pagination page={result.page} pages={pages} total={result.total} />
     </div>
   );
 }

@@ -83,6 +83,12 @@ const common: CommonResources = {
   footer: {
     default: '{{name}} {{version}} · powered by Switchyard',
   },
+  pagination: {
+    label: 'Pagination',
+    previous: 'Previous',
+    next: 'Next',
+    page: 'Page {{page}} of {{pages}}, {{total}} in total',
+  },
   errors: {
     expired: 'Not logged in or login expired, please log in again',
     tooManyRequests: 'Too many requests, try again later',

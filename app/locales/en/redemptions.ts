@@ -60,10 +60,6 @@ const redemptions: RedemptionsResources = {
     deleteBody: 'The code "{{name}}" (ID {{id}}) will be deleted. This cannot be undone.',
   },
   pagination: {
-    label: 'Pagination',
-    previous: 'Previous',
-    next: 'Next',
-    page: 'Page {{page}} of {{pages}}, {{total}} in total',
     pageSize: 'Page size',
   },
   forbidden: { title: 'Forbidden', body: 'This page is for administrators only.' },

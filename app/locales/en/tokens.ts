@@ -34,11 +34,7 @@ const tokens: TokensResources = {
     submit: 'Search',
   },
   pagination: {
-    label: 'Pagination',
     pageSize: 'Rows per page',
-    previous: 'Previous',
-    next: 'Next',
-    page: 'Page {{page}} of {{pages}}, {{total}} in all',
   },
   actions: {
     add: 'Add token',

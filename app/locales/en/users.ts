@@ -41,10 +41,6 @@ const users: UsersResources = {
   status: { enabled: 'Activated', banned: 'Banned', deleted: 'Deregistered', unknown: 'Unknown status' },
   empty: 'No users found',
   pagination: {
-    label: 'Pagination',
-    previous: 'Previous',
-    next: 'Next',
-    page: 'Page {{page}} of {{pages}}, {{total}} in total',
     pageSize: 'Page size',
     apply: 'Apply',
   },

@@ -31,10 +31,6 @@ const versions: VersionsResources = {
   force: { yes: 'Yes', no: 'No' },
   empty: 'No versions yet',
   pagination: {
-    label: 'Pagination',
-    previous: 'Previous',
-    next: 'Next',
-    page: 'Page {{page}} of {{pages}}, {{total}} in total',
     pageSize: 'Page size',
     apply: 'Apply',
   },

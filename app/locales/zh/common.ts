@@ -81,6 +81,12 @@ const common = {
   footer: {
     default: '{{name}} {{version}} · 由 Switchyard 驱动',
   },
+  pagination: {
+    label: '分页',
+    previous: '上一页',
+    next: '下一页',
+    page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
+  },
   errors: {
     expired: '未登录或登录已过期，请重新登录',
     tooManyRequests: '请求次数过多，请稍后再试',

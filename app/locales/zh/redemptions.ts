@@ -59,10 +59,6 @@ const redemptions = {
     deleteBody: '兑换码「{{name}}」（ID {{id}}）将被删除，此操作不可撤销。',
   },
   pagination: {
-    label: '分页',
-    previous: '上一页',
-    next: '下一页',
-    page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
     pageSize: '每页条数',
   },
   forbidden: { title: '无权访问', body: '此页面仅限管理员访问。' },

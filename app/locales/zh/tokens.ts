@@ -33,11 +33,7 @@ const tokens = {
     submit: '查询',
   },
   pagination: {
-    label: '分页',
     pageSize: '每页条数',
-    previous: '上一页',
-    next: '下一页',
-    page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
   },
   actions: {
     add: '添加令牌',

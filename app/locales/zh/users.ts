@@ -40,10 +40,6 @@ const users = {
   status: { enabled: '已激活', banned: '已封禁', deleted: '已注销', unknown: '未知状态' },
   empty: '没有找到用户',
   pagination: {
-    label: '分页',
-    previous: '上一页',
-    next: '下一页',
-    page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
     pageSize: '每页条数',
     apply: '应用',
   },

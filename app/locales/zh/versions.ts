@@ -35,10 +35,6 @@ const versions = {
   force: { yes: '是', no: '否' },
   empty: '暂无版本',
   pagination: {
-    label: '分页',
-    previous: '上一页',
-    next: '下一页',
-    page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
     pageSize: '每页条数',
     apply: '应用',
   },
