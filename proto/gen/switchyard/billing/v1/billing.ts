@@ -20,6 +20,51 @@ export const protobufPackage = "switchyard.billing.v1";
 
 export const protobufFileName = "switchyard/billing/v1/billing.proto";
 
+export const UsageKind = {
+  USAGE_KIND_UNSPECIFIED: 0,
+  /** USAGE_KIND_CONSUME - A relayed call: a consume log row and the quota change. */
+  USAGE_KIND_CONSUME: 1,
+  /** USAGE_KIND_CHANNEL_TEST - A channel test (seed: "模型测试"): the consume log row is written with its computed quota, nothing is deducted. */
+  USAGE_KIND_CHANNEL_TEST: 2,
+} as const;
+
+export type UsageKind = typeof UsageKind[keyof typeof UsageKind];
+
+export namespace UsageKind {
+  export type USAGE_KIND_UNSPECIFIED = typeof UsageKind.USAGE_KIND_UNSPECIFIED;
+  export type USAGE_KIND_CONSUME = typeof UsageKind.USAGE_KIND_CONSUME;
+  export type USAGE_KIND_CHANNEL_TEST = typeof UsageKind.USAGE_KIND_CHANNEL_TEST;
+}
+
+export function usageKindFromJSON(object: any): UsageKind {
+  switch (object) {
+    case 0:
+    case "USAGE_KIND_UNSPECIFIED":
+      return UsageKind.USAGE_KIND_UNSPECIFIED;
+    case 1:
+    case "USAGE_KIND_CONSUME":
+      return UsageKind.USAGE_KIND_CONSUME;
+    case 2:
+    case "USAGE_KIND_CHANNEL_TEST":
+      return UsageKind.USAGE_KIND_CHANNEL_TEST;
+    default:
+      throw new globalThis.Error("Unrecognized enum value " + object + " for enum UsageKind");
+  }
+}
+
+export function usageKindToJSON(object: UsageKind): string {
+  switch (object) {
+    case UsageKind.USAGE_KIND_UNSPECIFIED:
+      return "USAGE_KIND_UNSPECIFIED";
+    case UsageKind.USAGE_KIND_CONSUME:
+      return "USAGE_KIND_CONSUME";
+    case UsageKind.USAGE_KIND_CHANNEL_TEST:
+      return "USAGE_KIND_CHANNEL_TEST";
+    default:
+      throw new globalThis.Error("Unrecognized enum value " + object + " for enum UsageKind");
+  }
+}
+
 export const UsageAckStatus = {
   USAGE_ACK_STATUS_UNSPECIFIED: 0,
   /** USAGE_ACK_STATUS_ACCEPTED - Billed now. */
@@ -118,6 +163,16 @@ export interface UsageEvent {
   otherJson: string;
   /** When the call finished, unix milliseconds. */
   createdAtMs: number;
+  /** Client IP as the relay saw it ("" when unknown). */
+  ip: string;
+  /**
+   * Token name to log when the call did not use a stored token (playground: "playground-<group>"); "" otherwise,
+   * and Billing looks the name up by token_id.
+   */
+  tokenName: string;
+  kind: UsageKind;
+  /** Human-readable summary of the price used (the log row's `content`). */
+  content: string;
 }
 
 export interface ReportUsageRequest {
@@ -374,6 +429,10 @@ function createBaseUsageEvent(): UsageEvent {
     group: "",
     otherJson: "",
     createdAtMs: 0,
+    ip: "",
+    tokenName: "",
+    kind: 0,
+    content: "",
   };
 }
 
@@ -424,6 +483,18 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     }
     if (message.createdAtMs !== 0) {
       writer.uint32(112).int64(message.createdAtMs);
+    }
+    if (message.ip !== "") {
+      writer.uint32(122).string(message.ip);
+    }
+    if (message.tokenName !== "") {
+      writer.uint32(130).string(message.tokenName);
+    }
+    if (message.kind !== 0) {
+      writer.uint32(136).int32(message.kind);
+    }
+    if (message.content !== "") {
+      writer.uint32(146).string(message.content);
     }
     return writer;
   },
@@ -563,6 +634,38 @@ export const UsageEvent: MessageFns<UsageEvent> = {
             message.createdAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.ip = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.tokenName = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.content = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -635,6 +738,14 @@ export const UsageEvent: MessageFns<UsageEvent> = {
         : isSet(object.created_at_ms)
         ? globalThis.Number(object.created_at_ms)
         : 0,
+      ip: isSet(object.ip) ? globalThis.String(object.ip) : "",
+      tokenName: isSet(object.tokenName)
+        ? globalThis.String(object.tokenName)
+        : isSet(object.token_name)
+        ? globalThis.String(object.token_name)
+        : "",
+      kind: isSet(object.kind) ? usageKindFromJSON(object.kind) : 0,
+      content: isSet(object.content) ? globalThis.String(object.content) : "",
     };
   },
 
@@ -682,6 +793,18 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     if (message.createdAtMs !== 0) {
       obj.createdAtMs = Math.round(message.createdAtMs);
     }
+    if (message.ip !== "") {
+      obj.ip = message.ip;
+    }
+    if (message.tokenName !== "") {
+      obj.tokenName = message.tokenName;
+    }
+    if (message.kind !== 0) {
+      obj.kind = usageKindToJSON(message.kind);
+    }
+    if (message.content !== "") {
+      obj.content = message.content;
+    }
     return obj;
   },
 
@@ -706,6 +829,10 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     message.group = object.group ?? "";
     message.otherJson = object.otherJson ?? "";
     message.createdAtMs = object.createdAtMs ?? 0;
+    message.ip = object.ip ?? "";
+    message.tokenName = object.tokenName ?? "";
+    message.kind = object.kind ?? 0;
+    message.content = object.content ?? "";
     return message;
   },
 };

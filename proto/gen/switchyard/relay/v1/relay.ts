@@ -8,7 +8,9 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -120,6 +122,146 @@ export interface GetRuntimeInfoResponse {
   storeMode: StoreMode;
   /** Random per process start; tells replicas apart behind one Service. */
   instanceId: string;
+}
+
+export interface TestChannelRequest {
+  channelId: number;
+  /** Model to test with; "" picks the channel's test model, else its first model, else gpt-4o-mini. */
+  model: string;
+}
+
+export interface TestChannelResponse {
+  result: ChannelTestResult | undefined;
+}
+
+export interface TestAllChannelsResponse {
+  result:
+    | ChannelTestResult
+    | undefined;
+  /** Position of this channel (1-based) and how many channels are tested. */
+  index: number;
+  total: number;
+}
+
+export interface ChannelTestResult {
+  channelId: number;
+  channelName: string;
+  success: boolean;
+  /** Why the test failed ("" on success). */
+  message: string;
+  /** Round trip in milliseconds (0 when the request never completed). */
+  responseTimeMs: number;
+  /** The model that was tested. */
+  model: string;
+  /** The channel status after the test (1 enabled, 2 manually disabled, 3 auto-disabled). */
+  status: number;
+}
+
+export interface TestAllChannelsRequest {
+  /** Only test channels with these statuses; empty means enabled and auto-disabled ones. */
+  statuses: number[];
+}
+
+/** The channel fields that decide how to reach an upstream, for fetching models before a channel is saved. */
+export interface UpstreamChannel {
+  type: number;
+  key: string;
+  baseUrl: string;
+  other: string;
+  setting: string;
+  openaiOrganization: string;
+}
+
+export interface FetchUpstreamModelsRequest {
+  target:
+    | //
+    /** A saved channel. */
+    { $case: "channelId"; channelId: number }
+    | //
+    /** Values of an unsaved channel form. */
+    { $case: "channel"; channel: UpstreamChannel }
+    | undefined;
+}
+
+export interface FetchUpstreamModelsResponse {
+  models: string[];
+}
+
+export interface UpdateChannelBalanceRequest {
+  channelId: number;
+}
+
+export interface UpdateAllChannelBalancesRequest {
+}
+
+export interface UpdateChannelBalanceResponse {
+  balance: ChannelBalance | undefined;
+}
+
+export interface UpdateAllChannelBalancesResponse {
+  balance: ChannelBalance | undefined;
+}
+
+export interface ChannelBalance {
+  channelId: number;
+  success: boolean;
+  /** Why the update failed, e.g. "not supported for this channel type" ("" on success). */
+  message: string;
+  /** Upstream balance in USD. */
+  balance: number;
+  /** When it was updated, unix seconds. */
+  updatedAt: number;
+}
+
+export interface ChatCompletionRequest {
+  call: ChatCall | undefined;
+}
+
+export interface StreamChatCompletionRequest {
+  call: ChatCall | undefined;
+}
+
+export interface ChatCall {
+  /**
+   * How the call is authorised: an `sk-` token of a user, or the console acting for a user (service identity
+   * in the metadata; playground calls log the token name "playground-<group>" and skip token quota).
+   */
+  caller:
+    | { $case: "tokenKey"; tokenKey: string }
+    | { $case: "service"; service: ServiceCaller }
+    | undefined;
+  /** The OpenAI chat completion request body as JSON (stream is decided by the method, not the body). */
+  bodyJson: string;
+  /** Client IP to log and to check against the token's allow-list ("" when unknown). */
+  clientIp: string;
+}
+
+export interface ServiceCaller {
+  userId: number;
+  /** Group to route and price in; must be one of the user's usable groups ("" = the user's group). */
+  group: string;
+}
+
+export interface ChatCompletionResponse {
+  /** The OpenAI chat completion response body as JSON. */
+  bodyJson: string;
+  requestId: string;
+}
+
+export interface StreamChatCompletionResponse {
+  /** One OpenAI `chat.completion.chunk` as JSON. */
+  chunkJson: string;
+  requestId: string;
+}
+
+export interface InvalidateAccountsRequest {
+  userIds: number[];
+  tokenIds: number[];
+  /** Channels and abilities changed: reload the routing table now. */
+  channels: boolean;
+}
+
+export interface InvalidateAccountsResponse {
 }
 
 function createBaseGetRuntimeInfoRequest(): GetRuntimeInfoRequest {
@@ -339,9 +481,2005 @@ export const GetRuntimeInfoResponse: MessageFns<GetRuntimeInfoResponse> = {
   },
 };
 
+function createBaseTestChannelRequest(): TestChannelRequest {
+  return { channelId: 0, model: "" };
+}
+
+export const TestChannelRequest: MessageFns<TestChannelRequest> = {
+  encode(message: TestChannelRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.channelId !== 0) {
+      writer.uint32(8).int64(message.channelId);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestChannelRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestChannelRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.channelId = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestChannelRequest {
+    return {
+      channelId: isSet(object.channelId)
+        ? globalThis.Number(object.channelId)
+        : isSet(object.channel_id)
+        ? globalThis.Number(object.channel_id)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+    };
+  },
+
+  toJSON(message: TestChannelRequest): unknown {
+    const obj: any = {};
+    if (message.channelId !== 0) {
+      obj.channelId = Math.round(message.channelId);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestChannelRequest>): TestChannelRequest {
+    return TestChannelRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestChannelRequest>): TestChannelRequest {
+    const message = createBaseTestChannelRequest();
+    message.channelId = object.channelId ?? 0;
+    message.model = object.model ?? "";
+    return message;
+  },
+};
+
+function createBaseTestChannelResponse(): TestChannelResponse {
+  return { result: undefined };
+}
+
+export const TestChannelResponse: MessageFns<TestChannelResponse> = {
+  encode(message: TestChannelResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== undefined) {
+      ChannelTestResult.encode(message.result, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestChannelResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestChannelResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = ChannelTestResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestChannelResponse {
+    return { result: isSet(object.result) ? ChannelTestResult.fromJSON(object.result) : undefined };
+  },
+
+  toJSON(message: TestChannelResponse): unknown {
+    const obj: any = {};
+    if (message.result !== undefined) {
+      obj.result = ChannelTestResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestChannelResponse>): TestChannelResponse {
+    return TestChannelResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestChannelResponse>): TestChannelResponse {
+    const message = createBaseTestChannelResponse();
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ChannelTestResult.fromPartial(object.result)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseTestAllChannelsResponse(): TestAllChannelsResponse {
+  return { result: undefined, index: 0, total: 0 };
+}
+
+export const TestAllChannelsResponse: MessageFns<TestAllChannelsResponse> = {
+  encode(message: TestAllChannelsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== undefined) {
+      ChannelTestResult.encode(message.result, writer.uint32(10).fork()).join();
+    }
+    if (message.index !== 0) {
+      writer.uint32(16).int32(message.index);
+    }
+    if (message.total !== 0) {
+      writer.uint32(24).int32(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestAllChannelsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestAllChannelsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = ChannelTestResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.index = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.total = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestAllChannelsResponse {
+    return {
+      result: isSet(object.result) ? ChannelTestResult.fromJSON(object.result) : undefined,
+      index: isSet(object.index) ? globalThis.Number(object.index) : 0,
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+    };
+  },
+
+  toJSON(message: TestAllChannelsResponse): unknown {
+    const obj: any = {};
+    if (message.result !== undefined) {
+      obj.result = ChannelTestResult.toJSON(message.result);
+    }
+    if (message.index !== 0) {
+      obj.index = Math.round(message.index);
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestAllChannelsResponse>): TestAllChannelsResponse {
+    return TestAllChannelsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestAllChannelsResponse>): TestAllChannelsResponse {
+    const message = createBaseTestAllChannelsResponse();
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ChannelTestResult.fromPartial(object.result)
+      : undefined;
+    message.index = object.index ?? 0;
+    message.total = object.total ?? 0;
+    return message;
+  },
+};
+
+function createBaseChannelTestResult(): ChannelTestResult {
+  return { channelId: 0, channelName: "", success: false, message: "", responseTimeMs: 0, model: "", status: 0 };
+}
+
+export const ChannelTestResult: MessageFns<ChannelTestResult> = {
+  encode(message: ChannelTestResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.channelId !== 0) {
+      writer.uint32(8).int64(message.channelId);
+    }
+    if (message.channelName !== "") {
+      writer.uint32(18).string(message.channelName);
+    }
+    if (message.success !== false) {
+      writer.uint32(24).bool(message.success);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    if (message.responseTimeMs !== 0) {
+      writer.uint32(40).int64(message.responseTimeMs);
+    }
+    if (message.model !== "") {
+      writer.uint32(50).string(message.model);
+    }
+    if (message.status !== 0) {
+      writer.uint32(56).int32(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChannelTestResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChannelTestResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.channelId = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.channelName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.success = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.responseTimeMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChannelTestResult {
+    return {
+      channelId: isSet(object.channelId)
+        ? globalThis.Number(object.channelId)
+        : isSet(object.channel_id)
+        ? globalThis.Number(object.channel_id)
+        : 0,
+      channelName: isSet(object.channelName)
+        ? globalThis.String(object.channelName)
+        : isSet(object.channel_name)
+        ? globalThis.String(object.channel_name)
+        : "",
+      success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      responseTimeMs: isSet(object.responseTimeMs)
+        ? globalThis.Number(object.responseTimeMs)
+        : isSet(object.response_time_ms)
+        ? globalThis.Number(object.response_time_ms)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+    };
+  },
+
+  toJSON(message: ChannelTestResult): unknown {
+    const obj: any = {};
+    if (message.channelId !== 0) {
+      obj.channelId = Math.round(message.channelId);
+    }
+    if (message.channelName !== "") {
+      obj.channelName = message.channelName;
+    }
+    if (message.success !== false) {
+      obj.success = message.success;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.responseTimeMs !== 0) {
+      obj.responseTimeMs = Math.round(message.responseTimeMs);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ChannelTestResult>): ChannelTestResult {
+    return ChannelTestResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChannelTestResult>): ChannelTestResult {
+    const message = createBaseChannelTestResult();
+    message.channelId = object.channelId ?? 0;
+    message.channelName = object.channelName ?? "";
+    message.success = object.success ?? false;
+    message.message = object.message ?? "";
+    message.responseTimeMs = object.responseTimeMs ?? 0;
+    message.model = object.model ?? "";
+    message.status = object.status ?? 0;
+    return message;
+  },
+};
+
+function createBaseTestAllChannelsRequest(): TestAllChannelsRequest {
+  return { statuses: [] };
+}
+
+export const TestAllChannelsRequest: MessageFns<TestAllChannelsRequest> = {
+  encode(message: TestAllChannelsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.statuses.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.statuses) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestAllChannelsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestAllChannelsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.statuses.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.statuses.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestAllChannelsRequest {
+    return {
+      statuses: globalThis.Array.isArray(object?.statuses) ? object.statuses.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: TestAllChannelsRequest): unknown {
+    const obj: any = {};
+    if (message.statuses?.length) {
+      obj.statuses = message.statuses.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TestAllChannelsRequest>): TestAllChannelsRequest {
+    return TestAllChannelsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TestAllChannelsRequest>): TestAllChannelsRequest {
+    const message = createBaseTestAllChannelsRequest();
+    message.statuses = object.statuses?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseUpstreamChannel(): UpstreamChannel {
+  return { type: 0, key: "", baseUrl: "", other: "", setting: "", openaiOrganization: "" };
+}
+
+export const UpstreamChannel: MessageFns<UpstreamChannel> = {
+  encode(message: UpstreamChannel, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== 0) {
+      writer.uint32(8).int32(message.type);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.baseUrl !== "") {
+      writer.uint32(26).string(message.baseUrl);
+    }
+    if (message.other !== "") {
+      writer.uint32(34).string(message.other);
+    }
+    if (message.setting !== "") {
+      writer.uint32(42).string(message.setting);
+    }
+    if (message.openaiOrganization !== "") {
+      writer.uint32(50).string(message.openaiOrganization);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpstreamChannel {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpstreamChannel();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.type = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.baseUrl = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.other = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.setting = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.openaiOrganization = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpstreamChannel {
+    return {
+      type: isSet(object.type) ? globalThis.Number(object.type) : 0,
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      baseUrl: isSet(object.baseUrl)
+        ? globalThis.String(object.baseUrl)
+        : isSet(object.base_url)
+        ? globalThis.String(object.base_url)
+        : "",
+      other: isSet(object.other) ? globalThis.String(object.other) : "",
+      setting: isSet(object.setting) ? globalThis.String(object.setting) : "",
+      openaiOrganization: isSet(object.openaiOrganization)
+        ? globalThis.String(object.openaiOrganization)
+        : isSet(object.openai_organization)
+        ? globalThis.String(object.openai_organization)
+        : "",
+    };
+  },
+
+  toJSON(message: UpstreamChannel): unknown {
+    const obj: any = {};
+    if (message.type !== 0) {
+      obj.type = Math.round(message.type);
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.baseUrl !== "") {
+      obj.baseUrl = message.baseUrl;
+    }
+    if (message.other !== "") {
+      obj.other = message.other;
+    }
+    if (message.setting !== "") {
+      obj.setting = message.setting;
+    }
+    if (message.openaiOrganization !== "") {
+      obj.openaiOrganization = message.openaiOrganization;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpstreamChannel>): UpstreamChannel {
+    return UpstreamChannel.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpstreamChannel>): UpstreamChannel {
+    const message = createBaseUpstreamChannel();
+    message.type = object.type ?? 0;
+    message.key = object.key ?? "";
+    message.baseUrl = object.baseUrl ?? "";
+    message.other = object.other ?? "";
+    message.setting = object.setting ?? "";
+    message.openaiOrganization = object.openaiOrganization ?? "";
+    return message;
+  },
+};
+
+function createBaseFetchUpstreamModelsRequest(): FetchUpstreamModelsRequest {
+  return { target: undefined };
+}
+
+export const FetchUpstreamModelsRequest: MessageFns<FetchUpstreamModelsRequest> = {
+  encode(message: FetchUpstreamModelsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.target?.$case) {
+      case "channelId":
+        writer.uint32(8).int64(message.target.channelId);
+        break;
+      case "channel":
+        UpstreamChannel.encode(message.target.channel, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FetchUpstreamModelsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFetchUpstreamModelsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.target = { $case: "channelId", channelId: longToNumber(reader.int64()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.target = { $case: "channel", channel: UpstreamChannel.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FetchUpstreamModelsRequest {
+    return {
+      target: isSet(object.channelId)
+        ? { $case: "channelId", channelId: globalThis.Number(object.channelId) }
+        : isSet(object.channel_id)
+        ? { $case: "channelId", channelId: globalThis.Number(object.channel_id) }
+        : isSet(object.channel)
+        ? { $case: "channel", channel: UpstreamChannel.fromJSON(object.channel) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: FetchUpstreamModelsRequest): unknown {
+    const obj: any = {};
+    if (message.target?.$case === "channelId") {
+      obj.channelId = Math.round(message.target.channelId);
+    } else if (message.target?.$case === "channel") {
+      obj.channel = UpstreamChannel.toJSON(message.target.channel);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FetchUpstreamModelsRequest>): FetchUpstreamModelsRequest {
+    return FetchUpstreamModelsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FetchUpstreamModelsRequest>): FetchUpstreamModelsRequest {
+    const message = createBaseFetchUpstreamModelsRequest();
+    switch (object.target?.$case) {
+      case "channelId": {
+        if (object.target?.channelId !== undefined && object.target?.channelId !== null) {
+          message.target = { $case: "channelId", channelId: object.target.channelId };
+        }
+        break;
+      }
+      case "channel": {
+        if (object.target?.channel !== undefined && object.target?.channel !== null) {
+          message.target = { $case: "channel", channel: UpstreamChannel.fromPartial(object.target.channel) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseFetchUpstreamModelsResponse(): FetchUpstreamModelsResponse {
+  return { models: [] };
+}
+
+export const FetchUpstreamModelsResponse: MessageFns<FetchUpstreamModelsResponse> = {
+  encode(message: FetchUpstreamModelsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.models) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FetchUpstreamModelsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFetchUpstreamModelsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.models.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FetchUpstreamModelsResponse {
+    return {
+      models: globalThis.Array.isArray(object?.models) ? object.models.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: FetchUpstreamModelsResponse): unknown {
+    const obj: any = {};
+    if (message.models?.length) {
+      obj.models = message.models;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FetchUpstreamModelsResponse>): FetchUpstreamModelsResponse {
+    return FetchUpstreamModelsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FetchUpstreamModelsResponse>): FetchUpstreamModelsResponse {
+    const message = createBaseFetchUpstreamModelsResponse();
+    message.models = object.models?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseUpdateChannelBalanceRequest(): UpdateChannelBalanceRequest {
+  return { channelId: 0 };
+}
+
+export const UpdateChannelBalanceRequest: MessageFns<UpdateChannelBalanceRequest> = {
+  encode(message: UpdateChannelBalanceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.channelId !== 0) {
+      writer.uint32(8).int64(message.channelId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateChannelBalanceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateChannelBalanceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.channelId = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateChannelBalanceRequest {
+    return {
+      channelId: isSet(object.channelId)
+        ? globalThis.Number(object.channelId)
+        : isSet(object.channel_id)
+        ? globalThis.Number(object.channel_id)
+        : 0,
+    };
+  },
+
+  toJSON(message: UpdateChannelBalanceRequest): unknown {
+    const obj: any = {};
+    if (message.channelId !== 0) {
+      obj.channelId = Math.round(message.channelId);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateChannelBalanceRequest>): UpdateChannelBalanceRequest {
+    return UpdateChannelBalanceRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateChannelBalanceRequest>): UpdateChannelBalanceRequest {
+    const message = createBaseUpdateChannelBalanceRequest();
+    message.channelId = object.channelId ?? 0;
+    return message;
+  },
+};
+
+function createBaseUpdateAllChannelBalancesRequest(): UpdateAllChannelBalancesRequest {
+  return {};
+}
+
+export const UpdateAllChannelBalancesRequest: MessageFns<UpdateAllChannelBalancesRequest> = {
+  encode(_: UpdateAllChannelBalancesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateAllChannelBalancesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateAllChannelBalancesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): UpdateAllChannelBalancesRequest {
+    return {};
+  },
+
+  toJSON(_: UpdateAllChannelBalancesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateAllChannelBalancesRequest>): UpdateAllChannelBalancesRequest {
+    return UpdateAllChannelBalancesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<UpdateAllChannelBalancesRequest>): UpdateAllChannelBalancesRequest {
+    const message = createBaseUpdateAllChannelBalancesRequest();
+    return message;
+  },
+};
+
+function createBaseUpdateChannelBalanceResponse(): UpdateChannelBalanceResponse {
+  return { balance: undefined };
+}
+
+export const UpdateChannelBalanceResponse: MessageFns<UpdateChannelBalanceResponse> = {
+  encode(message: UpdateChannelBalanceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.balance !== undefined) {
+      ChannelBalance.encode(message.balance, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateChannelBalanceResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateChannelBalanceResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.balance = ChannelBalance.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateChannelBalanceResponse {
+    return { balance: isSet(object.balance) ? ChannelBalance.fromJSON(object.balance) : undefined };
+  },
+
+  toJSON(message: UpdateChannelBalanceResponse): unknown {
+    const obj: any = {};
+    if (message.balance !== undefined) {
+      obj.balance = ChannelBalance.toJSON(message.balance);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateChannelBalanceResponse>): UpdateChannelBalanceResponse {
+    return UpdateChannelBalanceResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateChannelBalanceResponse>): UpdateChannelBalanceResponse {
+    const message = createBaseUpdateChannelBalanceResponse();
+    message.balance = (object.balance !== undefined && object.balance !== null)
+      ? ChannelBalance.fromPartial(object.balance)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateAllChannelBalancesResponse(): UpdateAllChannelBalancesResponse {
+  return { balance: undefined };
+}
+
+export const UpdateAllChannelBalancesResponse: MessageFns<UpdateAllChannelBalancesResponse> = {
+  encode(message: UpdateAllChannelBalancesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.balance !== undefined) {
+      ChannelBalance.encode(message.balance, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateAllChannelBalancesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateAllChannelBalancesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.balance = ChannelBalance.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateAllChannelBalancesResponse {
+    return { balance: isSet(object.balance) ? ChannelBalance.fromJSON(object.balance) : undefined };
+  },
+
+  toJSON(message: UpdateAllChannelBalancesResponse): unknown {
+    const obj: any = {};
+    if (message.balance !== undefined) {
+      obj.balance = ChannelBalance.toJSON(message.balance);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<UpdateAllChannelBalancesResponse>): UpdateAllChannelBalancesResponse {
+    return UpdateAllChannelBalancesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UpdateAllChannelBalancesResponse>): UpdateAllChannelBalancesResponse {
+    const message = createBaseUpdateAllChannelBalancesResponse();
+    message.balance = (object.balance !== undefined && object.balance !== null)
+      ? ChannelBalance.fromPartial(object.balance)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseChannelBalance(): ChannelBalance {
+  return { channelId: 0, success: false, message: "", balance: 0, updatedAt: 0 };
+}
+
+export const ChannelBalance: MessageFns<ChannelBalance> = {
+  encode(message: ChannelBalance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.channelId !== 0) {
+      writer.uint32(8).int64(message.channelId);
+    }
+    if (message.success !== false) {
+      writer.uint32(16).bool(message.success);
+    }
+    if (message.message !== "") {
+      writer.uint32(26).string(message.message);
+    }
+    if (message.balance !== 0) {
+      writer.uint32(33).double(message.balance);
+    }
+    if (message.updatedAt !== 0) {
+      writer.uint32(40).int64(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChannelBalance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChannelBalance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.channelId = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.success = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.balance = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.updatedAt = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChannelBalance {
+    return {
+      channelId: isSet(object.channelId)
+        ? globalThis.Number(object.channelId)
+        : isSet(object.channel_id)
+        ? globalThis.Number(object.channel_id)
+        : 0,
+      success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      balance: isSet(object.balance) ? globalThis.Number(object.balance) : 0,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.Number(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.Number(object.updated_at)
+        : 0,
+    };
+  },
+
+  toJSON(message: ChannelBalance): unknown {
+    const obj: any = {};
+    if (message.channelId !== 0) {
+      obj.channelId = Math.round(message.channelId);
+    }
+    if (message.success !== false) {
+      obj.success = message.success;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.balance !== 0) {
+      obj.balance = floatToJson(message.balance);
+    }
+    if (message.updatedAt !== 0) {
+      obj.updatedAt = Math.round(message.updatedAt);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ChannelBalance>): ChannelBalance {
+    return ChannelBalance.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChannelBalance>): ChannelBalance {
+    const message = createBaseChannelBalance();
+    message.channelId = object.channelId ?? 0;
+    message.success = object.success ?? false;
+    message.message = object.message ?? "";
+    message.balance = object.balance ?? 0;
+    message.updatedAt = object.updatedAt ?? 0;
+    return message;
+  },
+};
+
+function createBaseChatCompletionRequest(): ChatCompletionRequest {
+  return { call: undefined };
+}
+
+export const ChatCompletionRequest: MessageFns<ChatCompletionRequest> = {
+  encode(message: ChatCompletionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.call !== undefined) {
+      ChatCall.encode(message.call, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChatCompletionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChatCompletionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.call = ChatCall.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChatCompletionRequest {
+    return { call: isSet(object.call) ? ChatCall.fromJSON(object.call) : undefined };
+  },
+
+  toJSON(message: ChatCompletionRequest): unknown {
+    const obj: any = {};
+    if (message.call !== undefined) {
+      obj.call = ChatCall.toJSON(message.call);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ChatCompletionRequest>): ChatCompletionRequest {
+    return ChatCompletionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChatCompletionRequest>): ChatCompletionRequest {
+    const message = createBaseChatCompletionRequest();
+    message.call = (object.call !== undefined && object.call !== null) ? ChatCall.fromPartial(object.call) : undefined;
+    return message;
+  },
+};
+
+function createBaseStreamChatCompletionRequest(): StreamChatCompletionRequest {
+  return { call: undefined };
+}
+
+export const StreamChatCompletionRequest: MessageFns<StreamChatCompletionRequest> = {
+  encode(message: StreamChatCompletionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.call !== undefined) {
+      ChatCall.encode(message.call, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamChatCompletionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamChatCompletionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.call = ChatCall.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamChatCompletionRequest {
+    return { call: isSet(object.call) ? ChatCall.fromJSON(object.call) : undefined };
+  },
+
+  toJSON(message: StreamChatCompletionRequest): unknown {
+    const obj: any = {};
+    if (message.call !== undefined) {
+      obj.call = ChatCall.toJSON(message.call);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamChatCompletionRequest>): StreamChatCompletionRequest {
+    return StreamChatCompletionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamChatCompletionRequest>): StreamChatCompletionRequest {
+    const message = createBaseStreamChatCompletionRequest();
+    message.call = (object.call !== undefined && object.call !== null) ? ChatCall.fromPartial(object.call) : undefined;
+    return message;
+  },
+};
+
+function createBaseChatCall(): ChatCall {
+  return { caller: undefined, bodyJson: "", clientIp: "" };
+}
+
+export const ChatCall: MessageFns<ChatCall> = {
+  encode(message: ChatCall, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.caller?.$case) {
+      case "tokenKey":
+        writer.uint32(10).string(message.caller.tokenKey);
+        break;
+      case "service":
+        ServiceCaller.encode(message.caller.service, writer.uint32(18).fork()).join();
+        break;
+    }
+    if (message.bodyJson !== "") {
+      writer.uint32(26).string(message.bodyJson);
+    }
+    if (message.clientIp !== "") {
+      writer.uint32(34).string(message.clientIp);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChatCall {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChatCall();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.caller = { $case: "tokenKey", tokenKey: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.caller = { $case: "service", service: ServiceCaller.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.bodyJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.clientIp = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChatCall {
+    return {
+      caller: isSet(object.tokenKey)
+        ? { $case: "tokenKey", tokenKey: globalThis.String(object.tokenKey) }
+        : isSet(object.token_key)
+        ? { $case: "tokenKey", tokenKey: globalThis.String(object.token_key) }
+        : isSet(object.service)
+        ? { $case: "service", service: ServiceCaller.fromJSON(object.service) }
+        : undefined,
+      bodyJson: isSet(object.bodyJson)
+        ? globalThis.String(object.bodyJson)
+        : isSet(object.body_json)
+        ? globalThis.String(object.body_json)
+        : "",
+      clientIp: isSet(object.clientIp)
+        ? globalThis.String(object.clientIp)
+        : isSet(object.client_ip)
+        ? globalThis.String(object.client_ip)
+        : "",
+    };
+  },
+
+  toJSON(message: ChatCall): unknown {
+    const obj: any = {};
+    if (message.caller?.$case === "tokenKey") {
+      obj.tokenKey = message.caller.tokenKey;
+    } else if (message.caller?.$case === "service") {
+      obj.service = ServiceCaller.toJSON(message.caller.service);
+    }
+    if (message.bodyJson !== "") {
+      obj.bodyJson = message.bodyJson;
+    }
+    if (message.clientIp !== "") {
+      obj.clientIp = message.clientIp;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ChatCall>): ChatCall {
+    return ChatCall.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChatCall>): ChatCall {
+    const message = createBaseChatCall();
+    switch (object.caller?.$case) {
+      case "tokenKey": {
+        if (object.caller?.tokenKey !== undefined && object.caller?.tokenKey !== null) {
+          message.caller = { $case: "tokenKey", tokenKey: object.caller.tokenKey };
+        }
+        break;
+      }
+      case "service": {
+        if (object.caller?.service !== undefined && object.caller?.service !== null) {
+          message.caller = { $case: "service", service: ServiceCaller.fromPartial(object.caller.service) };
+        }
+        break;
+      }
+    }
+    message.bodyJson = object.bodyJson ?? "";
+    message.clientIp = object.clientIp ?? "";
+    return message;
+  },
+};
+
+function createBaseServiceCaller(): ServiceCaller {
+  return { userId: 0, group: "" };
+}
+
+export const ServiceCaller: MessageFns<ServiceCaller> = {
+  encode(message: ServiceCaller, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userId !== 0) {
+      writer.uint32(8).int64(message.userId);
+    }
+    if (message.group !== "") {
+      writer.uint32(18).string(message.group);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceCaller {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceCaller();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.userId = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServiceCaller {
+    return {
+      userId: isSet(object.userId)
+        ? globalThis.Number(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.Number(object.user_id)
+        : 0,
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+    };
+  },
+
+  toJSON(message: ServiceCaller): unknown {
+    const obj: any = {};
+    if (message.userId !== 0) {
+      obj.userId = Math.round(message.userId);
+    }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ServiceCaller>): ServiceCaller {
+    return ServiceCaller.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServiceCaller>): ServiceCaller {
+    const message = createBaseServiceCaller();
+    message.userId = object.userId ?? 0;
+    message.group = object.group ?? "";
+    return message;
+  },
+};
+
+function createBaseChatCompletionResponse(): ChatCompletionResponse {
+  return { bodyJson: "", requestId: "" };
+}
+
+export const ChatCompletionResponse: MessageFns<ChatCompletionResponse> = {
+  encode(message: ChatCompletionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bodyJson !== "") {
+      writer.uint32(10).string(message.bodyJson);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChatCompletionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChatCompletionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.bodyJson = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChatCompletionResponse {
+    return {
+      bodyJson: isSet(object.bodyJson)
+        ? globalThis.String(object.bodyJson)
+        : isSet(object.body_json)
+        ? globalThis.String(object.body_json)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ChatCompletionResponse): unknown {
+    const obj: any = {};
+    if (message.bodyJson !== "") {
+      obj.bodyJson = message.bodyJson;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ChatCompletionResponse>): ChatCompletionResponse {
+    return ChatCompletionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ChatCompletionResponse>): ChatCompletionResponse {
+    const message = createBaseChatCompletionResponse();
+    message.bodyJson = object.bodyJson ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseStreamChatCompletionResponse(): StreamChatCompletionResponse {
+  return { chunkJson: "", requestId: "" };
+}
+
+export const StreamChatCompletionResponse: MessageFns<StreamChatCompletionResponse> = {
+  encode(message: StreamChatCompletionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.chunkJson !== "") {
+      writer.uint32(10).string(message.chunkJson);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(18).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamChatCompletionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamChatCompletionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.chunkJson = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamChatCompletionResponse {
+    return {
+      chunkJson: isSet(object.chunkJson)
+        ? globalThis.String(object.chunkJson)
+        : isSet(object.chunk_json)
+        ? globalThis.String(object.chunk_json)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: StreamChatCompletionResponse): unknown {
+    const obj: any = {};
+    if (message.chunkJson !== "") {
+      obj.chunkJson = message.chunkJson;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamChatCompletionResponse>): StreamChatCompletionResponse {
+    return StreamChatCompletionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamChatCompletionResponse>): StreamChatCompletionResponse {
+    const message = createBaseStreamChatCompletionResponse();
+    message.chunkJson = object.chunkJson ?? "";
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseInvalidateAccountsRequest(): InvalidateAccountsRequest {
+  return { userIds: [], tokenIds: [], channels: false };
+}
+
+export const InvalidateAccountsRequest: MessageFns<InvalidateAccountsRequest> = {
+  encode(message: InvalidateAccountsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.userIds.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.userIds) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.tokenIds.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.tokenIds) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.channels !== false) {
+      writer.uint32(24).bool(message.channels);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InvalidateAccountsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInvalidateAccountsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.userIds.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.userIds.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.tokenIds.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.tokenIds.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.channels = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InvalidateAccountsRequest {
+    return {
+      userIds: globalThis.Array.isArray(object?.userIds)
+        ? object.userIds.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.user_ids)
+        ? object.user_ids.map((e: any) => globalThis.Number(e))
+        : [],
+      tokenIds: globalThis.Array.isArray(object?.tokenIds)
+        ? object.tokenIds.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.token_ids)
+        ? object.token_ids.map((e: any) => globalThis.Number(e))
+        : [],
+      channels: isSet(object.channels) ? globalThis.Boolean(object.channels) : false,
+    };
+  },
+
+  toJSON(message: InvalidateAccountsRequest): unknown {
+    const obj: any = {};
+    if (message.userIds?.length) {
+      obj.userIds = message.userIds.map((e) => Math.round(e));
+    }
+    if (message.tokenIds?.length) {
+      obj.tokenIds = message.tokenIds.map((e) => Math.round(e));
+    }
+    if (message.channels !== false) {
+      obj.channels = message.channels;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InvalidateAccountsRequest>): InvalidateAccountsRequest {
+    return InvalidateAccountsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InvalidateAccountsRequest>): InvalidateAccountsRequest {
+    const message = createBaseInvalidateAccountsRequest();
+    message.userIds = object.userIds?.map((e) => e) || [];
+    message.tokenIds = object.tokenIds?.map((e) => e) || [];
+    message.channels = object.channels ?? false;
+    return message;
+  },
+};
+
+function createBaseInvalidateAccountsResponse(): InvalidateAccountsResponse {
+  return {};
+}
+
+export const InvalidateAccountsResponse: MessageFns<InvalidateAccountsResponse> = {
+  encode(_: InvalidateAccountsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InvalidateAccountsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInvalidateAccountsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): InvalidateAccountsResponse {
+    return {};
+  },
+
+  toJSON(_: InvalidateAccountsResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<InvalidateAccountsResponse>): InvalidateAccountsResponse {
+    return InvalidateAccountsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<InvalidateAccountsResponse>): InvalidateAccountsResponse {
+    const message = createBaseInvalidateAccountsResponse();
+    return message;
+  },
+};
+
 /**
  * RelayService is served by the relay process (ARCHITECTURE.md §5) for the console and internal callers.
- * Channel tests, upstream model lists, balances and chat completion land here in later changes.
+ * Calls that act for a user (chat completion) carry either an `sk-` token or, for the console's own service
+ * identity, metadata `authorization: Bearer <INTERNAL_API_SECRET>` plus the user id.
  */
 export type RelayServiceService = typeof RelayServiceService;
 export const RelayServiceService = {
@@ -357,11 +2495,138 @@ export const RelayServiceService = {
       Buffer.from(GetRuntimeInfoResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetRuntimeInfoResponse => GetRuntimeInfoResponse.decode(value),
   },
+  /**
+   * TestChannel sends one synthetic request to a channel with a chosen model and applies the test outcome
+   * (response time, auto-disable, auto-enable).
+   */
+  testChannel: {
+    path: "/switchyard.relay.v1.RelayService/TestChannel" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TestChannelRequest): Buffer => Buffer.from(TestChannelRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TestChannelRequest => TestChannelRequest.decode(value),
+    responseSerialize: (value: TestChannelResponse): Buffer => Buffer.from(TestChannelResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TestChannelResponse => TestChannelResponse.decode(value),
+  },
+  /** TestAllChannels tests every testable channel one after another, streaming one result per channel. */
+  testAllChannels: {
+    path: "/switchyard.relay.v1.RelayService/TestAllChannels" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: TestAllChannelsRequest): Buffer =>
+      Buffer.from(TestAllChannelsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TestAllChannelsRequest => TestAllChannelsRequest.decode(value),
+    responseSerialize: (value: TestAllChannelsResponse): Buffer =>
+      Buffer.from(TestAllChannelsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TestAllChannelsResponse => TestAllChannelsResponse.decode(value),
+  },
+  /** FetchUpstreamModels lists the models an upstream offers, for a saved channel or for unsaved form values. */
+  fetchUpstreamModels: {
+    path: "/switchyard.relay.v1.RelayService/FetchUpstreamModels" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FetchUpstreamModelsRequest): Buffer =>
+      Buffer.from(FetchUpstreamModelsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FetchUpstreamModelsRequest => FetchUpstreamModelsRequest.decode(value),
+    responseSerialize: (value: FetchUpstreamModelsResponse): Buffer =>
+      Buffer.from(FetchUpstreamModelsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): FetchUpstreamModelsResponse => FetchUpstreamModelsResponse.decode(value),
+  },
+  /** UpdateChannelBalance asks the upstream for the channel's balance and stores it. */
+  updateChannelBalance: {
+    path: "/switchyard.relay.v1.RelayService/UpdateChannelBalance" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateChannelBalanceRequest): Buffer =>
+      Buffer.from(UpdateChannelBalanceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateChannelBalanceRequest => UpdateChannelBalanceRequest.decode(value),
+    responseSerialize: (value: UpdateChannelBalanceResponse): Buffer =>
+      Buffer.from(UpdateChannelBalanceResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateChannelBalanceResponse => UpdateChannelBalanceResponse.decode(value),
+  },
+  /** UpdateAllChannelBalances updates every enabled channel's balance, streaming one result per channel. */
+  updateAllChannelBalances: {
+    path: "/switchyard.relay.v1.RelayService/UpdateAllChannelBalances" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: UpdateAllChannelBalancesRequest): Buffer =>
+      Buffer.from(UpdateAllChannelBalancesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateAllChannelBalancesRequest =>
+      UpdateAllChannelBalancesRequest.decode(value),
+    responseSerialize: (value: UpdateAllChannelBalancesResponse): Buffer =>
+      Buffer.from(UpdateAllChannelBalancesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateAllChannelBalancesResponse =>
+      UpdateAllChannelBalancesResponse.decode(value),
+  },
+  /** ChatCompletion relays one OpenAI chat completion (non-stream) and bills it like an HTTP call. */
+  chatCompletion: {
+    path: "/switchyard.relay.v1.RelayService/ChatCompletion" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ChatCompletionRequest): Buffer =>
+      Buffer.from(ChatCompletionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ChatCompletionRequest => ChatCompletionRequest.decode(value),
+    responseSerialize: (value: ChatCompletionResponse): Buffer =>
+      Buffer.from(ChatCompletionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ChatCompletionResponse => ChatCompletionResponse.decode(value),
+  },
+  /** StreamChatCompletion relays one OpenAI chat completion as a stream of chunks. */
+  streamChatCompletion: {
+    path: "/switchyard.relay.v1.RelayService/StreamChatCompletion" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: StreamChatCompletionRequest): Buffer =>
+      Buffer.from(StreamChatCompletionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StreamChatCompletionRequest => StreamChatCompletionRequest.decode(value),
+    responseSerialize: (value: StreamChatCompletionResponse): Buffer =>
+      Buffer.from(StreamChatCompletionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StreamChatCompletionResponse => StreamChatCompletionResponse.decode(value),
+  },
+  /**
+   * InvalidateAccounts drops the relay's cached balances and token data after the console changed them
+   * (top-up, redemption, admin edit, token edit), so the change applies at once instead of after the cache TTL.
+   */
+  invalidateAccounts: {
+    path: "/switchyard.relay.v1.RelayService/InvalidateAccounts" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: InvalidateAccountsRequest): Buffer =>
+      Buffer.from(InvalidateAccountsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): InvalidateAccountsRequest => InvalidateAccountsRequest.decode(value),
+    responseSerialize: (value: InvalidateAccountsResponse): Buffer =>
+      Buffer.from(InvalidateAccountsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InvalidateAccountsResponse => InvalidateAccountsResponse.decode(value),
+  },
 } as const;
 
 export interface RelayServiceServer extends UntypedServiceImplementation {
   /** GetRuntimeInfo describes the relay instance that answers: the console's "system info" card and health page. */
   getRuntimeInfo: handleUnaryCall<GetRuntimeInfoRequest, GetRuntimeInfoResponse>;
+  /**
+   * TestChannel sends one synthetic request to a channel with a chosen model and applies the test outcome
+   * (response time, auto-disable, auto-enable).
+   */
+  testChannel: handleUnaryCall<TestChannelRequest, TestChannelResponse>;
+  /** TestAllChannels tests every testable channel one after another, streaming one result per channel. */
+  testAllChannels: handleServerStreamingCall<TestAllChannelsRequest, TestAllChannelsResponse>;
+  /** FetchUpstreamModels lists the models an upstream offers, for a saved channel or for unsaved form values. */
+  fetchUpstreamModels: handleUnaryCall<FetchUpstreamModelsRequest, FetchUpstreamModelsResponse>;
+  /** UpdateChannelBalance asks the upstream for the channel's balance and stores it. */
+  updateChannelBalance: handleUnaryCall<UpdateChannelBalanceRequest, UpdateChannelBalanceResponse>;
+  /** UpdateAllChannelBalances updates every enabled channel's balance, streaming one result per channel. */
+  updateAllChannelBalances: handleServerStreamingCall<
+    UpdateAllChannelBalancesRequest,
+    UpdateAllChannelBalancesResponse
+  >;
+  /** ChatCompletion relays one OpenAI chat completion (non-stream) and bills it like an HTTP call. */
+  chatCompletion: handleUnaryCall<ChatCompletionRequest, ChatCompletionResponse>;
+  /** StreamChatCompletion relays one OpenAI chat completion as a stream of chunks. */
+  streamChatCompletion: handleServerStreamingCall<StreamChatCompletionRequest, StreamChatCompletionResponse>;
+  /**
+   * InvalidateAccounts drops the relay's cached balances and token data after the console changed them
+   * (top-up, redemption, admin edit, token edit), so the change applies at once instead of after the cache TTL.
+   */
+  invalidateAccounts: handleUnaryCall<InvalidateAccountsRequest, InvalidateAccountsResponse>;
 }
 
 export interface RelayServiceClient extends Client {
@@ -381,6 +2646,122 @@ export interface RelayServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetRuntimeInfoResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * TestChannel sends one synthetic request to a channel with a chosen model and applies the test outcome
+   * (response time, auto-disable, auto-enable).
+   */
+  testChannel(
+    request: TestChannelRequest,
+    callback: (error: ServiceError | null, response: TestChannelResponse) => void,
+  ): ClientUnaryCall;
+  testChannel(
+    request: TestChannelRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TestChannelResponse) => void,
+  ): ClientUnaryCall;
+  testChannel(
+    request: TestChannelRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TestChannelResponse) => void,
+  ): ClientUnaryCall;
+  /** TestAllChannels tests every testable channel one after another, streaming one result per channel. */
+  testAllChannels(
+    request: TestAllChannelsRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<TestAllChannelsResponse>;
+  testAllChannels(
+    request: TestAllChannelsRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<TestAllChannelsResponse>;
+  /** FetchUpstreamModels lists the models an upstream offers, for a saved channel or for unsaved form values. */
+  fetchUpstreamModels(
+    request: FetchUpstreamModelsRequest,
+    callback: (error: ServiceError | null, response: FetchUpstreamModelsResponse) => void,
+  ): ClientUnaryCall;
+  fetchUpstreamModels(
+    request: FetchUpstreamModelsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: FetchUpstreamModelsResponse) => void,
+  ): ClientUnaryCall;
+  fetchUpstreamModels(
+    request: FetchUpstreamModelsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: FetchUpstreamModelsResponse) => void,
+  ): ClientUnaryCall;
+  /** UpdateChannelBalance asks the upstream for the channel's balance and stores it. */
+  updateChannelBalance(
+    request: UpdateChannelBalanceRequest,
+    callback: (error: ServiceError | null, response: UpdateChannelBalanceResponse) => void,
+  ): ClientUnaryCall;
+  updateChannelBalance(
+    request: UpdateChannelBalanceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateChannelBalanceResponse) => void,
+  ): ClientUnaryCall;
+  updateChannelBalance(
+    request: UpdateChannelBalanceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateChannelBalanceResponse) => void,
+  ): ClientUnaryCall;
+  /** UpdateAllChannelBalances updates every enabled channel's balance, streaming one result per channel. */
+  updateAllChannelBalances(
+    request: UpdateAllChannelBalancesRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<UpdateAllChannelBalancesResponse>;
+  updateAllChannelBalances(
+    request: UpdateAllChannelBalancesRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<UpdateAllChannelBalancesResponse>;
+  /** ChatCompletion relays one OpenAI chat completion (non-stream) and bills it like an HTTP call. */
+  chatCompletion(
+    request: ChatCompletionRequest,
+    callback: (error: ServiceError | null, response: ChatCompletionResponse) => void,
+  ): ClientUnaryCall;
+  chatCompletion(
+    request: ChatCompletionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ChatCompletionResponse) => void,
+  ): ClientUnaryCall;
+  chatCompletion(
+    request: ChatCompletionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ChatCompletionResponse) => void,
+  ): ClientUnaryCall;
+  /** StreamChatCompletion relays one OpenAI chat completion as a stream of chunks. */
+  streamChatCompletion(
+    request: StreamChatCompletionRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<StreamChatCompletionResponse>;
+  streamChatCompletion(
+    request: StreamChatCompletionRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<StreamChatCompletionResponse>;
+  /**
+   * InvalidateAccounts drops the relay's cached balances and token data after the console changed them
+   * (top-up, redemption, admin edit, token edit), so the change applies at once instead of after the cache TTL.
+   */
+  invalidateAccounts(
+    request: InvalidateAccountsRequest,
+    callback: (error: ServiceError | null, response: InvalidateAccountsResponse) => void,
+  ): ClientUnaryCall;
+  invalidateAccounts(
+    request: InvalidateAccountsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: InvalidateAccountsResponse) => void,
+  ): ClientUnaryCall;
+  invalidateAccounts(
+    request: InvalidateAccountsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: InvalidateAccountsResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const RelayServiceClient = makeGenericClientConstructor(
@@ -391,6 +2772,10 @@ export const RelayServiceClient = makeGenericClientConstructor(
   service: typeof RelayServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
