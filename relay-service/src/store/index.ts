@@ -1,11 +1,26 @@
+/**
+ * Entry point of the relay's shared state: the relay picks Redis or memory once at start and then only sees
+ * the RelayStore interface, so the pipeline never branches on where its state lives.
+ */
 import type { Logger } from '../log.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis.ts';
 import type { RelayStore } from './types.ts';
 
-export { MemoryStore } from './memory.ts';
-export { RedisStore } from './redis.ts';
-export type { RelayStore, StoreMode } from './types.ts';
+export { MemoryStore, type MemoryStoreOptions } from './memory.ts';
+export { RedisStore, type RedisStoreOptions } from './redis.ts';
+export { StoreClosedError } from './shared.ts';
+export type {
+  AccountKind,
+  AccountRef,
+  OutboxEntry,
+  RateLimit,
+  RelayStore,
+  ReserveRequest,
+  ReserveResult,
+  SettleRequest,
+  StoreMode,
+} from './types.ts';
 
 /** Redis when REDIS_URL is set, otherwise the in-process store (single instance only, logged once). */
 export async function createStore(opts: {
