@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { ADAPTORS, adaptorFor } from './registry.ts';
+
+describe('adaptorFor', () => {
+  it('maps OpenAI-compatible types to the OpenAI adaptor and Azure to Azure', () => {
+    for (const type of [1, 4, 8, 19, 22, 25, 26, 31, 35, 38, 40, 42, 43, 45, 46]) {
+      expect(adaptorFor(type)?.id, `type ${type}`).toBe('openai');
+    }
+    expect(adaptorFor(3)?.id).toBe('azure');
+  });
+
+  it('answers null for types without an adaptor yet', () => {
+    for (const type of [2, 14, 21, 24, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+  });
+
+  it('has one adaptor per type and unique ids', () => {
+    const types = ADAPTORS.flatMap((a) => a.channelTypes);
+    expect(new Set(types).size).toBe(types.length);
+    expect(new Set(ADAPTORS.map((a) => a.id)).size).toBe(ADAPTORS.length);
+  });
+});

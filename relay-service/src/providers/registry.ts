@@ -1,0 +1,23 @@
+/**
+ * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
+ */
+import { azureAdaptor } from './azure/adaptor.ts';
+import { openaiAdaptor } from './openai/adaptor.ts';
+import type { ProviderAdaptor } from './types.ts';
+
+export const ADAPTORS: readonly ProviderAdaptor[] = [openaiAdaptor, azureAdaptor];
+
+const byType = new Map<number, ProviderAdaptor>();
+for (const adaptor of ADAPTORS) {
+  for (const type of adaptor.channelTypes) {
+    // Two adaptors claiming one type is a programming error; fail at load, not on some request.
+    if (byType.has(type))
+      throw new Error(`channel type ${type} claimed by ${byType.get(type)!.id} and ${adaptor.id}`);
+    byType.set(type, adaptor);
+  }
+}
+
+/** The adaptor serving a channel type, or null when Switchyard does not relay to that type (yet). */
+export function adaptorFor(channelType: number): ProviderAdaptor | null {
+  return byType.get(channelType) ?? null;
+}
