@@ -118,6 +118,35 @@ describe('options registry', () => {
     }
   });
 
+  it('parses the price-table defaults, with cache and audio ratios for priced models only', () => {
+    const v = defaultOptionValues();
+    expect(v.CacheRatio['gpt-4o']).toBe(0.5);
+    expect(v.CacheRatio['deepseek-chat']).toBe(0.1);
+    expect(v.CacheRatio['gemini-2.5-pro']).toBe(0.25);
+    expect(v.CreateCacheRatio['claude-sonnet-4-20250514']).toBe(1.25);
+    expect(v.AudioRatio['gpt-4o-realtime-preview']).toBe(8);
+    expect(v.AudioCompletionRatio['gpt-4o-audio-preview']).toBe(2);
+    expect(v.ModelPrice['dall-e-3']).toBe(0.04);
+    // Every Claude model is cached at 0.1 and written at 1.25; every Gemini model read at 0.25.
+    for (const model of Object.keys(v.ModelRatio)) {
+      if (model.startsWith('claude-')) {
+        expect(v.CacheRatio[model], model).toBe(0.1);
+        expect(v.CreateCacheRatio[model], model).toBe(1.25);
+      }
+      if (model.startsWith('gemini-')) expect(v.CacheRatio[model], model).toBe(0.25);
+    }
+    // A ratio for a model that has no ModelRatio would never be used.
+    for (const key of ['CacheRatio', 'CreateCacheRatio', 'AudioCompletionRatio'] as const) {
+      for (const model of Object.keys(v[key]))
+        expect(v.ModelRatio[model], `${key} ${model}`).toBeGreaterThan(0);
+    }
+    for (const key of ['CacheRatio', 'CreateCacheRatio', 'AudioRatio', 'AudioCompletionRatio'] as const) {
+      expect(parseOptionValue(key, '{}')).toEqual({});
+      expect(() => parseOptionValue(key, '{"gpt-4o":-1}')).toThrow(/>= 0/);
+      expect(() => parseOptionValue(key, '[1]')).toThrow(/JSON object/);
+    }
+  });
+
   it('normalizes console input', () => {
     expect(normalizeOptionInput('RetryTimes', ' 3 ')).toEqual({ raw: '3', value: 3 });
     expect(normalizeOptionInput('RetryTimes', 2)).toEqual({ raw: '2', value: 2 });

@@ -115,6 +115,8 @@ export const DEFAULT_MODEL_RATIO = JSON.stringify({
   'gpt-4o-mini': 0.075,
   'gpt-4.1': 1,
   'gpt-4.1-mini': 0.2,
+  'gpt-4o-audio-preview': 1.25,
+  'gpt-4o-realtime-preview': 2.5,
   o1: 7.5,
   'o3-mini': 0.55,
   'text-embedding-3-small': 0.01,
@@ -140,6 +142,8 @@ export const DEFAULT_COMPLETION_RATIO = JSON.stringify({
   'gpt-4o-mini': 4,
   'gpt-4.1': 4,
   'gpt-4.1-mini': 4,
+  'gpt-4o-audio-preview': 4,
+  'gpt-4o-realtime-preview': 4,
   o1: 4,
   'o3-mini': 4,
   'claude-3-haiku-20240307': 5,
@@ -175,6 +179,57 @@ export const DEFAULT_MODEL_PRICE = JSON.stringify({
   mj_upload: 0.05,
   suno_music: 0.1,
   suno_lyrics: 0.01,
+  'dall-e-3': 0.04,
+});
+
+/**
+ * Cached-read input price ÷ normal input price (new-api's CacheRatio). Models not listed pay full price for
+ * cached tokens (ratio 1).
+ */
+export const DEFAULT_CACHE_RATIO = JSON.stringify({
+  'gpt-4o': 0.5,
+  'gpt-4o-mini': 0.5,
+  'gpt-4.1': 0.5,
+  'gpt-4.1-mini': 0.5,
+  o1: 0.5,
+  'o3-mini': 0.5,
+  'claude-3-haiku-20240307': 0.1,
+  'claude-3-5-haiku-20241022': 0.1,
+  'claude-3-5-sonnet-20241022': 0.1,
+  'claude-3-7-sonnet-20250219': 0.1,
+  'claude-sonnet-4-20250514': 0.1,
+  'claude-opus-4-20250514': 0.1,
+  'gemini-1.5-flash': 0.25,
+  'gemini-1.5-pro': 0.25,
+  'gemini-2.0-flash': 0.25,
+  'gemini-2.5-pro': 0.25,
+  'deepseek-chat': 0.1,
+  'deepseek-reasoner': 0.1,
+});
+/** Cache-write input price ÷ normal input price (Claude's 5-minute cache write costs 1.25×). */
+export const DEFAULT_CREATE_CACHE_RATIO = JSON.stringify({
+  'claude-3-haiku-20240307': 1.25,
+  'claude-3-5-haiku-20241022': 1.25,
+  'claude-3-5-sonnet-20241022': 1.25,
+  'claude-3-7-sonnet-20250219': 1.25,
+  'claude-sonnet-4-20250514': 1.25,
+  'claude-opus-4-20250514': 1.25,
+});
+/**
+ * Audio input price ÷ text input price. gpt-4o-audio-preview: $40/M audio vs $2.5/M text = 16 (the
+ * 2024-10-01 snapshot charged $100/M = 40); gpt-4o-realtime-preview: $40/M vs $5/M = 8 ($100/M = 20 for
+ * 2024-10-01).
+ */
+export const DEFAULT_AUDIO_RATIO = JSON.stringify({
+  'gpt-4o-audio-preview': 16,
+  'gpt-4o-audio-preview-2024-10-01': 40,
+  'gpt-4o-realtime-preview': 8,
+  'gpt-4o-realtime-preview-2024-10-01': 20,
+});
+/** Audio output price ÷ audio input price ($80/M vs $40/M, and $200/M vs $100/M for 2024-10-01). */
+export const DEFAULT_AUDIO_COMPLETION_RATIO = JSON.stringify({
+  'gpt-4o-audio-preview': 2,
+  'gpt-4o-realtime-preview': 2,
 });
 
 export const OPTIONS = {
@@ -297,6 +352,10 @@ export const OPTIONS = {
   ModelPrice: json<Record<string, number>>(DEFAULT_MODEL_PRICE, numberMap),
   ModelRatio: json<Record<string, number>>(DEFAULT_MODEL_RATIO, numberMap),
   CompletionRatio: json<Record<string, number>>(DEFAULT_COMPLETION_RATIO, numberMap),
+  CacheRatio: json<Record<string, number>>(DEFAULT_CACHE_RATIO, numberMap),
+  CreateCacheRatio: json<Record<string, number>>(DEFAULT_CREATE_CACHE_RATIO, numberMap),
+  AudioRatio: json<Record<string, number>>(DEFAULT_AUDIO_RATIO, numberMap),
+  AudioCompletionRatio: json<Record<string, number>>(DEFAULT_AUDIO_COMPLETION_RATIO, numberMap),
   Chats: json<Record<string, string>[]>(DEFAULT_CHATS, objectList),
 
   // Model request rate limit

@@ -1,0 +1,370 @@
+/**
+ * Prices and quota (gateway-behaviour §3). Pure functions over the option tables; quota is always an integer.
+ *
+ * Arithmetic is exact: every ratio is read as the decimal it was written as (its shortest round-trip form,
+ * like new-api's decimal.NewFromFloat), the sum is computed in scaled BigInts and rounded once at the end, so
+ * 0.075 × 20 is 1.5 (→ 2), not 1.4999999999999998 (→ 1).
+ */
+import type { OptionKey, OptionValue } from '@switchyard/db/options/registry.ts';
+import type { Usage } from './usage.ts';
+
+export type PriceTables = {
+  modelRatio: Record<string, number>;
+  completionRatio: Record<string, number>;
+  /** Fixed USD per call. */
+  modelPrice: Record<string, number>;
+  groupRatio: Record<string, number>;
+  cacheRatio: Record<string, number>;
+  createCacheRatio: Record<string, number>;
+  audioRatio: Record<string, number>;
+  audioCompletionRatio: Record<string, number>;
+  /** Quota per USD (500000). */
+  quotaPerUnit: number;
+  /** Token count held for the completion when a request gives no max_tokens. */
+  preConsumedQuota: number;
+  /** SelfUseModeEnabled: unpriced models are free instead of refused. */
+  selfUseMode: boolean;
+};
+
+/** What priceTablesFrom reads: OptionService satisfies it (`get` is typed by the registry). */
+export type OptionReader = { get<K extends OptionKey>(key: K): OptionValue<K> };
+
+export function priceTablesFrom(options: OptionReader): PriceTables {
+  return {
+    modelRatio: options.get('ModelRatio'),
+    completionRatio: options.get('CompletionRatio'),
+    modelPrice: options.get('ModelPrice'),
+    groupRatio: options.get('GroupRatio'),
+    cacheRatio: options.get('CacheRatio'),
+    createCacheRatio: options.get('CreateCacheRatio'),
+    audioRatio: options.get('AudioRatio'),
+    audioCompletionRatio: options.get('AudioCompletionRatio'),
+    quotaPerUnit: options.get('QuotaPerUnit'),
+    preConsumedQuota: options.get('PreConsumedQuota'),
+    selfUseMode: options.get('SelfUseModeEnabled'),
+  };
+}
+
+export type FixedPrice = {
+  kind: 'fixed';
+  /** The table key that matched (the model itself, or its undated base name). */
+  pricedAs: string;
+  /** USD per call. */
+  modelPrice: number;
+  groupRatio: number;
+};
+
+export type RatioPrice = {
+  kind: 'ratio';
+  /** The ModelRatio key that matched; '' for an unpriced model in self-use mode. */
+  pricedAs: string;
+  modelRatio: number;
+  completionRatio: number;
+  groupRatio: number;
+  cacheRatio: number;
+  cacheWriteRatio: number;
+  audioRatio: number;
+  audioCompletionRatio: number;
+  /** Set when the model has no price and self-use mode made it free. */
+  unpriced?: true;
+};
+
+export type Price = FixedPrice | RatioPrice;
+
+/** A caller bug (the relay refuses unknown groups before pricing), not a client error. */
+export class PricingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PricingError';
+  }
+}
+
+/**
+ * The base name of a dated model snapshot, or null: `gpt-4o-2024-08-06` → `gpt-4o`,
+ * `claude-3-5-sonnet-20241022` → `claude-3-5-sonnet`, `gpt-4-0613` → `gpt-4` (OpenAI's older MMDD suffix).
+ * Only one trailing date is removed; nothing else is guessed.
+ */
+export function undatedModelName(model: string): string | null {
+  const m = /^(.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.exec(model);
+  return m?.[1] ?? null;
+}
+
+/** An own numeric entry (never an inherited property such as "toString"). */
+function entry(table: Record<string, number>, key: string): number | undefined {
+  const v = Object.hasOwn(table, key) ? table[key] : undefined;
+  return typeof v === 'number' ? v : undefined;
+}
+
+/** Exact name first, then the undated base name. */
+function lookup(table: Record<string, number>, model: string): number | undefined {
+  const base = undatedModelName(model);
+  return entry(table, model) ?? (base === null ? undefined : entry(table, base));
+}
+
+/**
+ * The price of `model` for `group`. An exact entry beats a dated-snapshot fallback; at equal specificity a fixed
+ * ModelPrice wins over ModelRatio. Returns null for an unpriced model ("ratio or price not set") unless the site
+ * runs in self-use mode, where unpriced models cost nothing (ratio 0). Throws PricingError for a group missing
+ * from GroupRatio.
+ */
+export function resolvePrice(tables: PriceTables, model: string, group: string): Price | null {
+  const groupRatio = entry(tables.groupRatio, group);
+  if (groupRatio === undefined) throw new PricingError(`group "${group}" has no GroupRatio`);
+  const base = undatedModelName(model);
+  const candidates = base === null ? [model] : [model, base];
+  for (const name of candidates) {
+    const modelPrice = entry(tables.modelPrice, name);
+    if (modelPrice !== undefined) return { kind: 'fixed', pricedAs: name, modelPrice, groupRatio };
+    const modelRatio = entry(tables.modelRatio, name);
+    if (modelRatio !== undefined) return ratioPrice(tables, model, name, modelRatio, groupRatio);
+  }
+  if (!tables.selfUseMode) return null;
+  return { ...ratioPrice(tables, model, '', 0, groupRatio), unpriced: true };
+}
+
+function ratioPrice(
+  tables: PriceTables,
+  model: string,
+  pricedAs: string,
+  modelRatio: number,
+  groupRatio: number,
+): RatioPrice {
+  const completionRatio = lookup(tables.completionRatio, model) ?? 1;
+  return {
+    kind: 'ratio',
+    pricedAs,
+    modelRatio,
+    completionRatio,
+    groupRatio,
+    // Unset ratios price the tokens like plain text: no cache discount, no write surcharge, audio in at the
+    // input price and audio out at the completion price.
+    cacheRatio: lookup(tables.cacheRatio, model) ?? 1,
+    cacheWriteRatio: lookup(tables.createCacheRatio, model) ?? 1,
+    audioRatio: lookup(tables.audioRatio, model) ?? 1,
+    audioCompletionRatio: lookup(tables.audioCompletionRatio, model) ?? completionRatio,
+  };
+}
+
+// ---- exact decimal arithmetic -------------------------------------------------------------------------------
+
+/** n / 10^s */
+type Dec = { n: bigint; s: number };
+
+const pow10 = (s: number): bigint => 10n ** BigInt(s);
+
+/** The decimal a JS number was written as (its shortest round-trip string). */
+function dec(x: number): Dec {
+  if (!Number.isFinite(x)) throw new PricingError(`not a finite number: ${x}`);
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(x));
+  if (!m) throw new PricingError(`cannot read number ${x}`);
+  const frac = m[3] ?? '';
+  let n = BigInt(m[2] + frac);
+  let s = frac.length - Number(m[4] ?? 0);
+  if (s < 0) {
+    n *= pow10(-s);
+    s = 0;
+  }
+  return { n: m[1] ? -n : n, s };
+}
+
+const mul = (...xs: Dec[]): Dec => xs.reduce((a, b) => ({ n: a.n * b.n, s: a.s + b.s }), { n: 1n, s: 0 });
+
+function add(...xs: Dec[]): Dec {
+  const s = Math.max(0, ...xs.map((x) => x.s));
+  return { n: xs.reduce((acc, x) => acc + x.n * pow10(s - x.s), 0n), s };
+}
+
+/** Round half away from zero (decimal.Round(0)). */
+function round(x: Dec): number {
+  const p = pow10(x.s);
+  const mag = x.n < 0n ? -x.n : x.n;
+  const r = (2n * mag + p) / (2n * p);
+  return Number(x.n < 0n ? -r : r);
+}
+
+function ceil(x: Dec): number {
+  const p = pow10(x.s);
+  const q = x.n / p;
+  return Number(x.n > 0n && q * p !== x.n ? q + 1n : q);
+}
+
+const tokens = (x: number): number => (Number.isFinite(x) && x > 0 ? Math.trunc(x) : 0);
+
+// ---- quota --------------------------------------------------------------------------------------------------
+
+export type QuotaOptions = {
+  /** Calls billed at a fixed price (images: the request's `n`). Default 1. */
+  calls?: number;
+};
+
+/**
+ * The quota a finished call costs. Ratio pricing follows OpenAI usage semantics (core/usage.ts): the prompt
+ * includes cached reads (C), cache writes (W) and audio input (Ain); the completion includes reasoning and audio
+ * output (Aout):
+ *   round(((P−C−W−Ain) + C·cache + W·cacheWrite + Ain·audio + (O−Aout)·completion + Aout·audio·audioCompletion)·M·G)
+ * Reasoning tokens are part of O and priced as completion, so thinking is always billed (new-api left Gemini's
+ * thoughtsTokenCount unbilled, #1014). The text remainders are clamped at 0, so an upstream reporting more cached
+ * than prompt tokens cannot produce a negative charge (new-api #5005). Zero tokens cost 0; a priced call with
+ * tokens never costs less than 1.
+ */
+export function computeQuota(
+  price: Price,
+  usage: Usage,
+  tables: PriceTables,
+  opts: QuotaOptions = {},
+): number {
+  if (price.kind === 'fixed') return fixedQuota(price, tables, opts.calls);
+  const P = tokens(usage.promptTokens);
+  const O = tokens(usage.completionTokens);
+  if (P + O === 0) return 0;
+  const C = tokens(usage.cachedTokens);
+  const W = tokens(usage.cacheWriteTokens);
+  const Ain = tokens(usage.audioPromptTokens);
+  const Aout = tokens(usage.audioCompletionTokens);
+  const int = (n: number): Dec => ({ n: BigInt(n), s: 0 });
+  const weighted = add(
+    int(Math.max(0, P - C - W - Ain)),
+    mul(int(C), dec(price.cacheRatio)),
+    mul(int(W), dec(price.cacheWriteRatio)),
+    mul(int(Ain), dec(price.audioRatio)),
+    mul(int(Math.max(0, O - Aout)), dec(price.completionRatio)),
+    mul(int(Aout), dec(price.audioRatio), dec(price.audioCompletionRatio)),
+  );
+  const quota = round(mul(weighted, dec(price.modelRatio), dec(price.groupRatio)));
+  if (quota <= 0 && price.modelRatio !== 0 && price.groupRatio !== 0) return 1;
+  return quota;
+}
+
+function fixedQuota(price: FixedPrice, tables: PriceTables, calls = 1): number {
+  return round(
+    mul(dec(price.modelPrice), dec(tables.quotaPerUnit), dec(price.groupRatio), dec(tokens(calls))),
+  );
+}
+
+export type EstimateInput = {
+  /** Prompt tokens counted locally (core/tokenize.ts). */
+  promptTokens: number;
+  /** max_tokens / max_completion_tokens / max_output_tokens, when the client sent one. */
+  maxTokens?: number;
+  /** See QuotaOptions.calls. */
+  calls?: number;
+};
+
+/**
+ * The quota held before the call. Ratio pricing: (prompt + (maxTokens ?? PreConsumedQuota)·completion)·M·G,
+ * rounded up. new-api prices the max_tokens part at the input rate (and without max_tokens holds only
+ * PreConsumedQuota·M·G), so its hold can be far below the real cost; pricing the completion part at the
+ * completion ratio makes the hold an upper bound whenever max_tokens is given, which is what keeps concurrent
+ * requests from overdrawing. (Cache writes and audio above the input rate are not bounded: the prompt is
+ * estimated as text.) Fixed pricing: exactly computeQuota.
+ */
+export function estimateQuota(price: Price, input: EstimateInput, tables: PriceTables): number {
+  if (price.kind === 'fixed') return fixedQuota(price, tables, input.calls);
+  const completion =
+    input.maxTokens !== undefined ? tokens(input.maxTokens) : tokens(tables.preConsumedQuota);
+  const weighted = add(
+    { n: BigInt(tokens(input.promptTokens)), s: 0 },
+    mul({ n: BigInt(completion), s: 0 }, dec(price.completionRatio)),
+  );
+  return ceil(mul(weighted, dec(price.modelRatio), dec(price.groupRatio)));
+}
+
+// ---- log details --------------------------------------------------------------------------------------------
+
+export type PriceDetailExtras = {
+  /** First-response time in ms. */
+  frtMs: number;
+  /** Channels tried, in order (the last one served). */
+  channelIds: readonly number[];
+  /** The model sent upstream, when model mapping changed it. */
+  upstreamModel?: string;
+  /** The requested model (to decide whether mapping changed anything). */
+  requestModel?: string;
+  /** Usage was counted locally because the upstream reported none. */
+  usageEstimated?: boolean;
+  reasoningEffort?: string;
+};
+
+/** The log row's `other` JSON, with new-api's keys (gateway-behaviour §3.4). */
+export type LogOther = {
+  model_ratio: number;
+  group_ratio: number;
+  completion_ratio: number;
+  cache_tokens: number;
+  cache_ratio: number;
+  cache_creation_tokens: number;
+  cache_creation_ratio: number;
+  /** USD per call; -1 when the call was priced by ratio. */
+  model_price: number;
+  reasoning_tokens: number;
+  frt: number;
+  admin_info: { use_channel: string[] };
+  is_model_mapped?: true;
+  upstream_model_name?: string;
+  usage_estimated?: true;
+  reasoning_effort?: string;
+  audio?: true;
+  text_input?: number;
+  text_output?: number;
+  audio_input?: number;
+  audio_output?: number;
+  audio_ratio?: number;
+  audio_completion_ratio?: number;
+};
+
+export function priceDetails(price: Price, usage: Usage, extras: PriceDetailExtras): LogOther {
+  const ratio = price.kind === 'ratio' ? price : null;
+  const out: LogOther = {
+    model_ratio: ratio?.modelRatio ?? 0,
+    group_ratio: price.groupRatio,
+    completion_ratio: ratio?.completionRatio ?? 0,
+    cache_tokens: tokens(usage.cachedTokens),
+    cache_ratio: ratio?.cacheRatio ?? 1,
+    cache_creation_tokens: tokens(usage.cacheWriteTokens),
+    cache_creation_ratio: ratio?.cacheWriteRatio ?? 1,
+    model_price: price.kind === 'fixed' ? price.modelPrice : -1,
+    reasoning_tokens: tokens(usage.reasoningTokens),
+    frt: extras.frtMs,
+    // new-api stores channel ids as strings here; the console joins them with "->".
+    admin_info: { use_channel: extras.channelIds.map(String) },
+  };
+  if (extras.upstreamModel && extras.upstreamModel !== extras.requestModel) {
+    out.is_model_mapped = true;
+    out.upstream_model_name = extras.upstreamModel;
+  }
+  if (extras.usageEstimated) out.usage_estimated = true;
+  if (extras.reasoningEffort) out.reasoning_effort = extras.reasoningEffort;
+  const ain = tokens(usage.audioPromptTokens);
+  const aout = tokens(usage.audioCompletionTokens);
+  if (ain + aout > 0) {
+    out.audio = true;
+    out.text_input = Math.max(0, tokens(usage.promptTokens) - ain);
+    out.text_output = Math.max(0, tokens(usage.completionTokens) - aout);
+    out.audio_input = ain;
+    out.audio_output = aout;
+    out.audio_ratio = ratio?.audioRatio ?? 1;
+    out.audio_completion_ratio = ratio?.audioCompletionRatio ?? 1;
+  }
+  return out;
+}
+
+/**
+ * The log row's human-readable `content`: "model ratio 1.25, completion ratio 4, group ratio 1" or
+ * "model price $0.04, group ratio 1". With `usage`, the cache and audio ratios that applied are appended.
+ */
+export function priceContent(price: Price, usage?: Usage): string {
+  if (price.kind === 'fixed') return `model price $${price.modelPrice}, group ratio ${price.groupRatio}`;
+  const parts = [
+    price.unpriced ? 'model ratio 0 (unpriced, self-use mode)' : `model ratio ${price.modelRatio}`,
+    `completion ratio ${price.completionRatio}`,
+    `group ratio ${price.groupRatio}`,
+  ];
+  if (usage) {
+    if (tokens(usage.cachedTokens) > 0) parts.push(`cache ratio ${price.cacheRatio}`);
+    if (tokens(usage.cacheWriteTokens) > 0) parts.push(`cache write ratio ${price.cacheWriteRatio}`);
+    if (tokens(usage.audioPromptTokens) + tokens(usage.audioCompletionTokens) > 0) {
+      parts.push(`audio ratio ${price.audioRatio}`, `audio completion ratio ${price.audioCompletionRatio}`);
+    }
+  }
+  return parts.join(', ');
+}

@@ -1,0 +1,227 @@
+/**
+ * Local token counting (gateway-behaviour §3.2-3.3): the prompt estimate behind the quota hold, and the
+ * fallback when an upstream reports no usage. Counts are OpenAI's tiktoken encodings via gpt-tokenizer; for
+ * other providers they are an approximation, which is all a hold needs.
+ *
+ * The encodings are large, so each is imported on first use and kept. `tokenCounter(model)` resolves once;
+ * the `*With` functions are synchronous for hot loops (counting a stream's text chunk by chunk).
+ */
+import type { Endpoint } from '../providers/types.ts';
+
+export type EncodingName = 'o200k_base' | 'cl100k_base';
+
+export type TokenCounter = {
+  readonly encoding: EncodingName;
+  /** Tokens of plain text. Special-token markers such as <|endoftext|> count as the text they are. */
+  count(text: string): number;
+};
+
+/**
+ * cl100k_base for the gpt-3.5 / gpt-4 (incl. gpt-4-turbo) families and the OpenAI embeddings; o200k_base for
+ * gpt-4o, gpt-4.1, gpt-4.5, gpt-5, the o-series and every model we do not know (the current OpenAI encoding).
+ */
+export function encodingForModel(model: string): EncodingName {
+  const m = model.replace(/^ft:/, '').toLowerCase();
+  if (/^gpt-3\.5/.test(m) || /^gpt-4(-|$)/.test(m) || /^text-embedding-(3-|ada-002)/.test(m))
+    return 'cl100k_base';
+  return 'o200k_base';
+}
+
+const counters = new Map<EncodingName, Promise<TokenCounter>>();
+
+async function loadCounter(encoding: EncodingName): Promise<TokenCounter> {
+  const mod =
+    encoding === 'cl100k_base'
+      ? await import('gpt-tokenizer/encoding/cl100k_base')
+      : await import('gpt-tokenizer/encoding/o200k_base');
+  // Client text is data: never let it be read as (or rejected for containing) a special token.
+  const options = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
+  return { encoding, count: (text) => (text === '' ? 0 : mod.countTokens(text, options)) };
+}
+
+/** The counter for `model`'s encoding (loaded once per process). */
+export function tokenCounter(model: string): Promise<TokenCounter> {
+  const encoding = encodingForModel(model);
+  let counter = counters.get(encoding);
+  if (!counter) {
+    counter = loadCounter(encoding);
+    counters.set(encoding, counter);
+    counter.catch(() => counters.delete(encoding));
+  }
+  return counter;
+}
+
+export async function countTextTokens(text: string, model: string): Promise<number> {
+  return (await tokenCounter(model)).count(text);
+}
+
+// ---- chat ---------------------------------------------------------------------------------------------------
+
+/** OpenAI's chat accounting (openai-cookbook "How to count tokens with tiktoken"). */
+const TOKENS_PER_MESSAGE = 3;
+const TOKENS_PER_NAME = 1;
+const REPLY_PRIMER = 3;
+
+/**
+ * Image inputs are not fetched, so they get a flat estimate from OpenAI's vision pricing: `detail: "low"` is a
+ * fixed 85 tokens; otherwise 85 + 170 per 512-px tile, and a 1024×1024 image (scaled to 768×768, 4 tiles)
+ * is 765. Audio and file parts count 0 (their size is not known from the request).
+ */
+export const IMAGE_TOKENS_LOW = 85;
+export const IMAGE_TOKENS_HIGH = 765;
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function imageTokens(image: unknown): number {
+  const detail = isObject(image) ? image.detail : undefined;
+  return detail === 'low' ? IMAGE_TOKENS_LOW : IMAGE_TOKENS_HIGH;
+}
+
+/** Content as a string, or an array of parts (chat `text`/`image_url`, Responses `input_text`/`input_image`...). */
+function contentTokens(c: TokenCounter, content: unknown): number {
+  if (typeof content === 'string') return c.count(content);
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const part of content) {
+    if (typeof part === 'string') n += c.count(part);
+    else if (!isObject(part)) continue;
+    else if (part.type === 'image_url') n += imageTokens(part.image_url);
+    else if (part.type === 'input_image') n += imageTokens(part);
+    else if (typeof part.text === 'string') n += c.count(part.text);
+    else if (typeof part.refusal === 'string') n += c.count(part.refusal);
+  }
+  return n;
+}
+
+function functionCallTokens(c: TokenCounter, call: unknown): number {
+  if (!isObject(call)) return 0;
+  const fn = isObject(call.function) ? call.function : call;
+  const args = typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? '');
+  return c.count(str(fn.name)) + c.count(args);
+}
+
+function messageTokens(c: TokenCounter, message: unknown): number {
+  if (!isObject(message)) return 0;
+  let n = TOKENS_PER_MESSAGE + c.count(str(message.role)) + contentTokens(c, message.content);
+  if (typeof message.name === 'string') n += c.count(message.name) + TOKENS_PER_NAME;
+  // Assistant turns that called tools: their names and arguments are prompt text on the next call.
+  if (Array.isArray(message.tool_calls))
+    for (const call of message.tool_calls) n += functionCallTokens(c, call);
+  if (message.function_call !== undefined) n += functionCallTokens(c, message.function_call);
+  return n;
+}
+
+/** Tool and function definitions, counted as their JSON text. */
+function toolsTokens(c: TokenCounter, tools: unknown): number {
+  return Array.isArray(tools) && tools.length > 0 ? c.count(JSON.stringify(tools)) : 0;
+}
+
+/** Chat prompt tokens: per message 3 + role + content (+ name + 1), 3 for the reply primer, plus tools. */
+export function countChatPromptTokensWith(c: TokenCounter, messages: unknown, tools?: unknown): number {
+  let n = REPLY_PRIMER + toolsTokens(c, tools);
+  if (Array.isArray(messages)) for (const m of messages) n += messageTokens(c, m);
+  return n;
+}
+
+export async function countChatPromptTokens(
+  messages: unknown,
+  model: string,
+  tools?: unknown,
+): Promise<number> {
+  return countChatPromptTokensWith(await tokenCounter(model), messages, tools);
+}
+
+// ---- every endpoint -----------------------------------------------------------------------------------------
+
+/** A string, an array of strings, a token array or an array of token arrays (completions, embeddings). */
+function textOrTokensTokens(c: TokenCounter, input: unknown): number {
+  if (typeof input === 'string') return c.count(input);
+  if (!Array.isArray(input)) return 0;
+  if (input.every((x) => typeof x === 'number')) return input.length;
+  let n = 0;
+  for (const item of input) {
+    if (typeof item === 'string') n += c.count(item);
+    else if (Array.isArray(item)) n += item.filter((x) => typeof x === 'number').length;
+  }
+  return n;
+}
+
+/** Responses API `input`: a string (one user message) or a list of items. */
+function responsesInputTokens(c: TokenCounter, input: unknown): number {
+  if (typeof input === 'string') return messageTokens(c, { role: 'user', content: input });
+  if (!Array.isArray(input)) return 0;
+  let n = 0;
+  for (const item of input) {
+    if (!isObject(item)) continue;
+    if (item.type === 'function_call') n += functionCallTokens(c, item);
+    else if (item.type === 'function_call_output')
+      n += c.count(typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''));
+    else if (typeof item.role === 'string') n += messageTokens(c, item);
+    // Other items (reasoning with encrypted content, references to stored items) have no countable text.
+  }
+  return n;
+}
+
+function moderationTokens(c: TokenCounter, input: unknown): number {
+  if (typeof input === 'string') return c.count(input);
+  if (!Array.isArray(input)) return 0;
+  return input.every((x) => typeof x === 'string') ? textOrTokensTokens(c, input) : contentTokens(c, input);
+}
+
+function rerankTokens(c: TokenCounter, body: Json): number {
+  let n = c.count(str(body.query));
+  if (Array.isArray(body.documents)) {
+    for (const d of body.documents)
+      n += typeof d === 'string' ? c.count(d) : isObject(d) ? c.count(str(d.text)) : 0;
+  }
+  return n;
+}
+
+/**
+ * The prompt tokens of a request body, by endpoint. Multipart bodies (image edits, transcriptions) count their
+ * `prompt` field only: audio is billed by duration or a fixed price, not by these tokens.
+ */
+export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body: Json | FormData): number {
+  if (body instanceof FormData) {
+    const prompt = body.get('prompt');
+    return typeof prompt === 'string' ? c.count(prompt) : 0;
+  }
+  switch (endpoint) {
+    case 'chat':
+      return countChatPromptTokensWith(c, body.messages, body.tools ?? body.functions);
+    case 'completions':
+      return textOrTokensTokens(c, body.prompt);
+    case 'embeddings':
+      return textOrTokensTokens(c, body.input);
+    case 'responses': {
+      const instructions = typeof body.instructions === 'string' ? body.instructions : '';
+      return (
+        REPLY_PRIMER +
+        (instructions ? messageTokens(c, { role: 'system', content: instructions }) : 0) +
+        responsesInputTokens(c, body.input) +
+        toolsTokens(c, body.tools)
+      );
+    }
+    case 'moderations':
+      return moderationTokens(c, body.input);
+    case 'speech':
+      return c.count(str(body.input));
+    case 'images':
+      return c.count(str(body.prompt));
+    case 'rerank':
+      return rerankTokens(c, body);
+    case 'transcriptions':
+    case 'translations':
+      return c.count(str(body.prompt));
+  }
+}
+
+export async function countPromptTokens(
+  endpoint: Endpoint,
+  body: Json | FormData,
+  model: string,
+): Promise<number> {
+  return countPromptTokensWith(await tokenCounter(model), endpoint, body);
+}
