@@ -1,7 +1,7 @@
 /**
  * The console's gRPC server (ARCHITECTURE.md §5): the standard health service and
- * switchyard.billing.v1.BillingService. Billing itself lands with the relay pipeline; until then ReportUsage
- * answers UNIMPLEMENTED explicitly, so a relay that reports early keeps its events in the outbox and retries.
+ * switchyard.billing.v1.BillingService, whose ReportUsage bills the relay's settled usage
+ * (app/domain/billing/billing.server.ts).
  */
 import { status } from '@grpc/grpc-js';
 import {
@@ -9,29 +9,57 @@ import {
   BillingServiceService,
   type ReportUsageRequest,
   type ReportUsageResponse,
+  type UsageAck,
+  UsageAckStatus,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import { type RunningGrpcServer, startGrpcServer } from '@switchyard/relay/grpc/lifecycle.ts';
 import { RpcError, unary } from '@switchyard/relay/grpc/unary.ts';
 import { createLogger, type Logger } from '@switchyard/relay/log.ts';
+import {
+  type BillingDeps,
+  type UsageAckStatus as DomainAckStatus,
+  MAX_USAGE_BATCH,
+  reportUsage,
+} from '#app/domain/billing/billing.server.ts';
 
 export const BILLING_SERVICE_NAME = 'switchyard.billing.v1.BillingService';
 
 export type RunningConsoleGrpc = RunningGrpcServer;
 
-function createBillingService(log: Logger): BillingServiceServer {
+const ACK_STATUS: Record<DomainAckStatus, UsageAckStatus> = {
+  accepted: UsageAckStatus.USAGE_ACK_STATUS_ACCEPTED,
+  duplicate: UsageAckStatus.USAGE_ACK_STATUS_DUPLICATE,
+  rejected: UsageAckStatus.USAGE_ACK_STATUS_REJECTED,
+};
+
+function createBillingService(log: Logger, billing: BillingDeps): BillingServiceServer {
   return {
-    reportUsage: unary<ReportUsageRequest, ReportUsageResponse>({ log, method: 'ReportUsage' }, async () => {
-      throw new RpcError(
-        status.UNIMPLEMENTED,
-        'billing is not enabled yet: ReportUsage lands with the relay pipeline; keep the events and retry later',
-      );
-    }),
+    reportUsage: unary<ReportUsageRequest, ReportUsageResponse>(
+      { log, method: 'ReportUsage' },
+      async (request) => {
+        const events = request.events ?? [];
+        if (events.length > MAX_USAGE_BATCH) {
+          throw new RpcError(
+            status.INVALID_ARGUMENT,
+            `a batch carries at most ${MAX_USAGE_BATCH} events (got ${events.length}); split it`,
+          );
+        }
+        const acks = await reportUsage(billing, events);
+        return {
+          acks: acks.map(
+            (a): UsageAck => ({ requestId: a.requestId, status: ACK_STATUS[a.status], message: a.message }),
+          ),
+        };
+      },
+    ),
   };
 }
 
 export function startConsoleGrpc(opts: {
   port: number;
   host: string;
+  /** What ReportUsage bills with: an EntityManager factory and the option reader (LogConsumeEnabled, ...). */
+  billing: BillingDeps;
   log?: Logger;
 }): Promise<RunningConsoleGrpc> {
   const log = opts.log ?? createLogger('info', '[console]');
@@ -42,7 +70,7 @@ export function startConsoleGrpc(opts: {
       {
         name: BILLING_SERVICE_NAME,
         definition: BillingServiceService,
-        implementation: createBillingService(log),
+        implementation: createBillingService(log, opts.billing),
       },
     ],
   });

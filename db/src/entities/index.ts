@@ -10,6 +10,7 @@ import { Redemption } from './redemption.ts';
 import { Session } from './session.ts';
 import { Task } from './task.ts';
 import { Token } from './token.ts';
+import { UsageLedger } from './usage-ledger.ts';
 import { User } from './user.ts';
 import { VerificationCode } from './verification-code.ts';
 import { Version } from './version.ts';
@@ -27,6 +28,7 @@ export * from './redemption.ts';
 export * from './session.ts';
 export * from './task.ts';
 export * from './token.ts';
+export * from './usage-ledger.ts';
 export * from './user.ts';
 export * from './verification-code.ts';
 export * from './version.ts';
@@ -48,4 +50,5 @@ export const entities = [
   Version,
   AuditEntry,
   VerificationCode,
+  UsageLedger,
 ];
