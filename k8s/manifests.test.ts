@@ -207,7 +207,12 @@ describe('base', () => {
 
   it('has the Secret template with the three keys, as stringData', () => {
     const secret = find(objects(), 'Secret', 'switchyard-secrets')!;
-    expect(Object.keys(secret.stringData).sort()).toEqual(['DATABASE_URL', 'REDIS_URL', 'SESSION_SECRET']);
+    expect(Object.keys(secret.stringData).sort()).toEqual([
+      'DATABASE_URL',
+      'INTERNAL_API_SECRET',
+      'REDIS_URL',
+      'SESSION_SECRET',
+    ]);
     expect(secret.data).toBeUndefined();
   });
 

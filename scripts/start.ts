@@ -109,6 +109,8 @@ try {
   env.RELAY_URL ??= `http://127.0.0.1:${env.RELAY_PORT}`;
   env.RELAY_GRPC_URL ??= `127.0.0.1:${env.RELAY_GRPC_PORT}`;
   env.BILLING_GRPC_URL ??= `127.0.0.1:${env.CONSOLE_GRPC_PORT}`;
+  // The console's service identity on the relay: random per start unless the operator pins one.
+  env.INTERNAL_API_SECRET ||= crypto.randomUUID();
   env.NODE_ENV ??= dev ? 'development' : 'production';
 
   if (!dev && !existsSync(path.join(root, 'build/server/index.js'))) {

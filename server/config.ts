@@ -21,6 +21,8 @@ const ConsoleEnv = z.object({
   RELAY_URL: z.url().default('http://127.0.0.1:3001'),
   RELAY_GRPC_URL: z.string().min(1).default('127.0.0.1:50052'),
   SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),
+  /** The console's service identity on the relay's gRPC API (must equal the relay's INTERNAL_API_SECRET). */
+  INTERNAL_API_SECRET: z.string().default(''),
   TRUST_PROXY: z
     .enum(['true', 'false'])
     .default('false')

@@ -94,7 +94,7 @@ export async function startConsole(
     limiter = createMemoryRateLimiter();
   }
 
-  const relay = createRelayClient(config.RELAY_GRPC_URL);
+  const relay = createRelayClient(config.RELAY_GRPC_URL, { internalSecret: config.INTERNAL_API_SECRET });
   const services: ConsoleServices = {
     orm,
     options,
@@ -109,7 +109,11 @@ export async function startConsole(
     },
   };
 
-  const grpc = await startConsoleGrpc({ host: config.CONSOLE_GRPC_HOST, port: config.CONSOLE_GRPC_PORT });
+  const grpc = await startConsoleGrpc({
+    host: config.CONSOLE_GRPC_HOST,
+    port: config.CONSOLE_GRPC_PORT,
+    billing: { em: () => orm.em.fork(), options },
+  });
 
   // Remix: the built server bundle in production; Vite's dev server (HMR) with --dev.
   let build: ServerBuild | (() => Promise<ServerBuild>);

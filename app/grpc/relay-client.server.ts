@@ -4,6 +4,8 @@
  */
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
+  type ChannelBalance,
+  type ChannelTestResult,
   type GetRuntimeInfoResponse,
   RelayServiceClient,
   Runtime,
@@ -27,7 +29,17 @@ export type RelayHealth = CheckedStatus;
 
 export type CallOptions = { timeoutMs?: number; signal?: AbortSignal };
 
-export type RelayErrorCode = 'unavailable' | 'deadline_exceeded' | 'cancelled' | 'unimplemented' | 'failed';
+export type RelayErrorCode =
+  | 'unavailable'
+  | 'deadline_exceeded'
+  | 'cancelled'
+  | 'unimplemented'
+  | 'invalid_argument'
+  | 'unauthenticated'
+  | 'permission_denied'
+  | 'not_found'
+  | 'resource_exhausted'
+  | 'failed';
 
 export class RelayError extends Error {
   override name = 'RelayError';
@@ -39,9 +51,63 @@ export class RelayError extends Error {
   }
 }
 
+export type ChannelTest = {
+  channelId: number;
+  channelName: string;
+  success: boolean;
+  message: string;
+  responseTimeMs: number;
+  model: string;
+  status: number;
+};
+
+export type ChannelTestProgress = ChannelTest & { index: number; total: number };
+
+export type ChannelBalanceUpdate = {
+  channelId: number;
+  success: boolean;
+  message: string;
+  /** USD */
+  balance: number;
+  /** unix seconds */
+  updatedAt: number;
+};
+
+/** Channel form values for fetching models before the channel is saved. */
+export type UnsavedChannel = {
+  type: number;
+  key: string;
+  baseUrl: string;
+  other: string;
+  setting: string;
+  openaiOrganization: string;
+};
+
+/** Who a chat call is for: a user's `sk-` token, or the console acting for a user (playground). */
+export type ChatCaller = { tokenKey: string } | { userId: number; group: string };
+
 export type RelayClient = {
   readonly address: string;
   getRuntimeInfo(opts?: CallOptions): Promise<RelayRuntimeInfo>;
+  testChannel(channelId: number, model: string, opts?: CallOptions): Promise<ChannelTest>;
+  testAllChannels(statuses: number[], opts?: CallOptions): AsyncIterable<ChannelTestProgress>;
+  fetchUpstreamModels(target: { channelId: number } | UnsavedChannel, opts?: CallOptions): Promise<string[]>;
+  updateChannelBalance(channelId: number, opts?: CallOptions): Promise<ChannelBalanceUpdate>;
+  updateAllChannelBalances(opts?: CallOptions): AsyncIterable<ChannelBalanceUpdate>;
+  /** Non-stream chat completion; resolves with the OpenAI response JSON text. */
+  chatCompletion(caller: ChatCaller, bodyJson: string, clientIp: string, opts?: CallOptions): Promise<string>;
+  /** Streamed chat completion: one OpenAI chunk JSON text per item. */
+  streamChatCompletion(
+    caller: ChatCaller,
+    bodyJson: string,
+    clientIp: string,
+    opts?: CallOptions,
+  ): AsyncIterable<string>;
+  /** Best effort: the relay drops cached balances/tokens so a console change applies at once. */
+  invalidateAccounts(
+    change: { userIds?: number[]; tokenIds?: number[]; channels?: boolean },
+    opts?: CallOptions,
+  ): Promise<void>;
   /** The relay's gRPC health for the whole server. */
   health(opts?: CallOptions): Promise<RelayHealth>;
   close(): void;
@@ -78,16 +144,105 @@ function toRelayError(err: ServiceError, address: string): RelayError {
       return new RelayError('cancelled', 'relay call cancelled');
     case status.UNIMPLEMENTED:
       return new RelayError('unimplemented', `relay at ${address} does not implement this call: ${detail}`);
+    // The relay's own refusals carry a message meant for the user.
+    case status.INVALID_ARGUMENT:
+      return new RelayError('invalid_argument', detail);
+    case status.UNAUTHENTICATED:
+      return new RelayError('unauthenticated', detail);
+    case status.PERMISSION_DENIED:
+      return new RelayError('permission_denied', detail);
+    case status.NOT_FOUND:
+      return new RelayError('not_found', detail);
+    case status.RESOURCE_EXHAUSTED:
+      return new RelayError('resource_exhausted', detail);
     default:
       return new RelayError('failed', `relay call failed (${status[err.code] ?? err.code}): ${detail}`);
   }
 }
 
+const toTest = (r: ChannelTestResult | undefined): ChannelTest => ({
+  channelId: r?.channelId ?? 0,
+  channelName: r?.channelName ?? '',
+  success: r?.success ?? false,
+  message: r?.message ?? '',
+  responseTimeMs: r?.responseTimeMs ?? 0,
+  model: r?.model ?? '',
+  status: r?.status ?? 0,
+});
+
+const toBalance = (b: ChannelBalance | undefined): ChannelBalanceUpdate => ({
+  channelId: b?.channelId ?? 0,
+  success: b?.success ?? false,
+  message: b?.message ?? '',
+  balance: b?.balance ?? 0,
+  updatedAt: b?.updatedAt ?? 0,
+});
+
+const toChatCall = (caller: ChatCaller, bodyJson: string, clientIp: string) => ({
+  caller:
+    'tokenKey' in caller
+      ? { $case: 'tokenKey' as const, tokenKey: caller.tokenKey }
+      : { $case: 'service' as const, service: { userId: caller.userId, group: caller.group } },
+  bodyJson,
+  clientIp,
+});
+
+/** Reads a server stream as an async iterable, mapping gRPC failures to RelayError. */
+async function* iterate<T, R>(
+  stream: import('@grpc/grpc-js').ClientReadableStream<T>,
+  map: (item: T) => R,
+  address: string,
+  signal?: AbortSignal,
+): AsyncGenerator<R> {
+  const onAbort = () => stream.cancel();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const item of stream as AsyncIterable<T>) yield map(item);
+  } catch (err) {
+    throw toRelayError(err as ServiceError, address);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    stream.cancel();
+  }
+}
+
+export type RelayClientOptions = {
+  timeoutMs?: number;
+  /** The console's service identity on the relay (INTERNAL_API_SECRET). */
+  internalSecret?: string;
+};
+
 /** `address` is `host:port` (RELAY_GRPC_URL). The connection is made lazily, so the relay may start later. */
-export function createRelayClient(address: string, defaults: { timeoutMs?: number } = {}): RelayClient {
+export function createRelayClient(address: string, defaults: RelayClientOptions = {}): RelayClient {
   const client = new RelayServiceClient(address, credentials.createInsecure());
   const healthChecker = createHealthChecker(address);
-  const deadline = (opts?: CallOptions) => Date.now() + (opts?.timeoutMs ?? defaults.timeoutMs ?? 3_000);
+  const deadline = (opts?: CallOptions, fallbackMs = defaults.timeoutMs ?? 3_000) =>
+    Date.now() + (opts?.timeoutMs ?? fallbackMs);
+  const metadata = () => {
+    const m = new Metadata();
+    if (defaults.internalSecret) m.set('authorization', `Bearer ${defaults.internalSecret}`);
+    return m;
+  };
+  /** One promisified unary call with deadline, cancellation and error mapping. */
+  function call<Req, Res>(
+    method: (
+      req: Req,
+      md: Metadata,
+      o: { deadline: number },
+      cb: (err: ServiceError | null, res: Res) => void,
+    ) => { cancel(): void },
+    req: Req,
+    opts: CallOptions | undefined,
+    fallbackMs: number,
+  ): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      if (opts?.signal?.aborted) return reject(new RelayError('cancelled', 'relay call cancelled'));
+      const c = method.call(client, req, metadata(), { deadline: deadline(opts, fallbackMs) }, (err, res) =>
+        err ? reject(toRelayError(err, address)) : resolve(res),
+      );
+      opts?.signal?.addEventListener('abort', () => c.cancel(), { once: true });
+    });
+  }
 
   return {
     address,
@@ -99,6 +254,66 @@ export function createRelayClient(address: string, defaults: { timeoutMs?: numbe
         );
         opts?.signal?.addEventListener('abort', () => call.cancel(), { once: true });
       });
+    },
+    async testChannel(channelId, model, opts) {
+      const res = await call(client.testChannel, { channelId, model }, opts, 120_000);
+      return toTest(res.result);
+    },
+    testAllChannels(statuses, opts) {
+      const stream = client.testAllChannels({ statuses }, metadata(), {
+        deadline: deadline(opts, 3_600_000),
+      });
+      return iterate(
+        stream,
+        (r) => ({ ...toTest(r.result), index: r.index, total: r.total }),
+        address,
+        opts?.signal,
+      );
+    },
+    async fetchUpstreamModels(target, opts) {
+      const req =
+        'channelId' in target
+          ? { target: { $case: 'channelId' as const, channelId: target.channelId } }
+          : { target: { $case: 'channel' as const, channel: target } };
+      const res = await call(client.fetchUpstreamModels, req, opts, 60_000);
+      return res.models;
+    },
+    async updateChannelBalance(channelId, opts) {
+      const res = await call(client.updateChannelBalance, { channelId }, opts, 60_000);
+      return toBalance(res.balance);
+    },
+    updateAllChannelBalances(opts) {
+      const stream = client.updateAllChannelBalances({}, metadata(), { deadline: deadline(opts, 3_600_000) });
+      return iterate(stream, (r) => toBalance(r.balance), address, opts?.signal);
+    },
+    async chatCompletion(caller, bodyJson, clientIp, opts) {
+      const res = await call(
+        client.chatCompletion,
+        { call: toChatCall(caller, bodyJson, clientIp) },
+        opts,
+        600_000,
+      );
+      return res.bodyJson;
+    },
+    streamChatCompletion(caller, bodyJson, clientIp, opts) {
+      const stream = client.streamChatCompletion(
+        { call: toChatCall(caller, bodyJson, clientIp) },
+        metadata(),
+        { deadline: deadline(opts, 600_000) },
+      );
+      return iterate(stream, (r) => r.chunkJson, address, opts?.signal);
+    },
+    async invalidateAccounts(change, opts) {
+      await call(
+        client.invalidateAccounts,
+        {
+          userIds: change.userIds ?? [],
+          tokenIds: change.tokenIds ?? [],
+          channels: change.channels ?? false,
+        },
+        opts,
+        3_000,
+      );
     },
     async health(opts) {
       try {

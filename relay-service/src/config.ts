@@ -16,8 +16,26 @@ const RelayEnv = z.object({
   RELAY_GRPC_HOST: z.string().min(1).default('127.0.0.1'),
   RELAY_GRPC_PORT: port(50052),
   REDIS_URL: optionalUrl(/^rediss?:\/\//, 'REDIS_URL must be a redis:// or rediss:// URL'),
-  /** Not used yet: channels, tokens and abilities are read from PostgreSQL in a later change. */
+  /** Tokens, users, channels, abilities and options are read from here; without it the model API answers 503. */
   DATABASE_URL: optionalUrl(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
+  /** `host:port` of the console's Billing gRPC service; without it usage stays in the outbox. */
+  BILLING_GRPC_URL: z.string().min(1).optional(),
+  /** Shared secret of the console's service identity on RelayService calls ('' accepts loopback callers only). */
+  INTERNAL_API_SECRET: z.string().default(''),
+  /** How often channels, abilities and options are reloaded (they are also reloaded on invalidation). */
+  RELAY_SYNC_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** How long a cached token or balance is trusted before it is read from PostgreSQL again. */
+  RELAY_ACCOUNT_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  /** Longest upstream call (non-stream: whole reply; stream: between two chunks). */
+  RELAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  /** How long usage waits in this relay before any relay may report it for a dead instance. */
+  RELAY_OUTBOX_SWEEP_AFTER_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  /** Take the client address from X-Forwarded-For (behind an Ingress); loopback proxies are always trusted. */
+  TRUST_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),

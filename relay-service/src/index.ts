@@ -3,9 +3,12 @@
  * tests and the launcher can run it in-process.
  */
 import { parseRelayConfig, type RelayConfig, type RelayConfigInput } from './config.ts';
+import { createRelayPipeline, type RelayPipeline } from './core/pipeline.ts';
 import { createRuntimeInfo, type RuntimeInfo } from './core/runtime-info.ts';
+import type { BillingReporter } from './grpc/billing-client.ts';
 import { startRelayGrpc } from './grpc/server.ts';
 import { createHttpApp } from './http/app.ts';
+import { createOpenAiFront } from './http/openai.ts';
 import { createLogger, type Logger } from './log.ts';
 import { serveHttp } from './runtime.ts';
 import { createStore, type RelayStore } from './store/index.ts';
@@ -20,6 +23,8 @@ export type RunningRelay = {
   grpcAddress: string;
   info: RuntimeInfo;
   store: RelayStore;
+  /** null without DATABASE_URL (the model API then answers 503). */
+  pipeline: RelayPipeline | null;
   /** Health NOT_SERVING and /readyz 503, stop accepting, drain HTTP and gRPC, close the store. Idempotent. */
   stop(): Promise<void>;
 };
@@ -30,6 +35,10 @@ export type StartRelayOptions = {
   keyPrefix?: string;
   /** How long start waits for Redis before starting not-ready (default 5 s). */
   storeWaitMs?: number;
+  /** Upstream fetch override (tests). */
+  fetch?: typeof fetch;
+  /** Billing reporter override (tests); default: gRPC to BILLING_GRPC_URL. */
+  reporter?: BillingReporter | null;
 };
 
 export async function startRelay(
@@ -49,16 +58,30 @@ export async function startRelay(
   let draining = false;
   let grpc: Awaited<ReturnType<typeof startRelayGrpc>> | undefined;
   let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
+  let pipeline: RelayPipeline | null = null;
   try {
-    const app = createHttpApp({ store, log, isDraining: () => draining });
+    if (cfg.DATABASE_URL) {
+      pipeline = await createRelayPipeline({
+        cfg,
+        store,
+        log,
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        ...(opts.reporter !== undefined ? { reporter: opts.reporter } : {}),
+      });
+    } else {
+      log.warn('DATABASE_URL is not set: the model API answers 503 until the relay has a database');
+    }
+    const fronts = pipeline ? [createOpenAiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY })] : undefined;
+    const app = createHttpApp({ store, log, isDraining: () => draining, ...(fronts ? { fronts } : {}) });
     http = await serveHttp(app.fetch, { port: cfg.RELAY_PORT, hostname: cfg.RELAY_HOST });
     grpc = await startRelayGrpc({
       host: cfg.RELAY_GRPC_HOST,
       port: cfg.RELAY_GRPC_PORT,
-      deps: { log, runtimeInfo: () => info },
+      deps: { log, runtimeInfo: () => info, pipeline, internalSecret: cfg.INTERNAL_API_SECRET },
     });
   } catch (err) {
     await http?.close(0);
+    await pipeline?.stop().catch(() => {});
     await store.close();
     throw err;
   }
@@ -71,6 +94,7 @@ export async function startRelay(
     grpcAddress: grpc.address,
     info,
     store,
+    pipeline,
     stop() {
       stopping ??= (async () => {
         draining = true;
@@ -79,6 +103,7 @@ export async function startRelay(
           running.http.close(cfg.RELAY_DRAIN_TIMEOUT_MS),
           running.grpc.stop(cfg.RELAY_DRAIN_TIMEOUT_MS),
         ]);
+        await pipeline?.stop().catch((e) => log.error('pipeline stop failed', e));
         await store.close();
       })();
       return stopping;

@@ -21,7 +21,7 @@ type DenoNamespace = {
       hostname: string;
       onListen?: (addr: { hostname: string; port: number }) => void;
     },
-    handler: (request: Request) => Response | Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
   ): DenoHttpServer;
   addSignalListener(signal: 'SIGINT' | 'SIGTERM', handler: () => void): void;
   exit(code: number): never;
@@ -33,7 +33,10 @@ export const runtime: { name: RuntimeName; version: string } = deno
   ? { name: 'deno', version: deno.version.deno }
   : { name: 'node', version: process.versions.node };
 
-export type FetchHandler = (request: Request) => Response | Promise<Response>;
+/** What the listener knows about the connection; passed to Hono as its `env`. */
+export type ConnInfo = { remoteAddress: string };
+
+export type FetchHandler = (request: Request, conn: ConnInfo) => Response | Promise<Response>;
 
 export type HttpListener = {
   /** The bound port (useful with port 0). */
@@ -63,7 +66,9 @@ async function serveDeno(
   let server: DenoHttpServer | undefined;
   const addr = await new Promise<{ hostname: string; port: number }>((resolve, reject) => {
     try {
-      server = d.serve({ port: opts.port, hostname: opts.hostname, onListen: resolve }, fetchHandler);
+      server = d.serve({ port: opts.port, hostname: opts.hostname, onListen: resolve }, (req, info) =>
+        fetchHandler(req, { remoteAddress: info.remoteAddr.hostname }),
+      );
     } catch (err) {
       reject(err);
     }
@@ -86,7 +91,12 @@ async function serveNode(
   const { serve } = await import('@hono/node-server');
   const http = await new Promise<import('node:http').Server>((resolve, reject) => {
     const server = serve(
-      { fetch: (req) => fetchHandler(req), port: opts.port, hostname: opts.hostname },
+      {
+        fetch: (req, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
+          fetchHandler(req, { remoteAddress: env.incoming?.socket?.remoteAddress ?? '' }),
+        port: opts.port,
+        hostname: opts.hostname,
+      },
       () => resolve(server as import('node:http').Server),
     );
     server.once('error', reject);

@@ -4,6 +4,7 @@
  * internals reach the log, never the caller.
  */
 import { status } from '@grpc/grpc-js';
+import { RelayError } from '../core/errors.ts';
 
 export class RpcError extends Error {
   override name = 'RpcError';
@@ -18,7 +19,21 @@ export class RpcError extends Error {
 /** null when `err` is not a known error (the caller logs it and answers INTERNAL). */
 export function toRpcError(err: unknown): RpcError | null {
   if (err instanceof RpcError) return err;
+  if (err instanceof RelayError) return new RpcError(grpcStatusFor(err.status), err.message);
   return null;
 }
 
 export const internalError = () => new RpcError(status.INTERNAL, 'internal error');
+
+/** HTTP status of a relay error → the gRPC code a client can act on. */
+export function grpcStatusFor(http: number): status {
+  if (http === 400 || http === 413) return status.INVALID_ARGUMENT;
+  if (http === 401) return status.UNAUTHENTICATED;
+  if (http === 403) return status.PERMISSION_DENIED;
+  if (http === 404) return status.NOT_FOUND;
+  if (http === 429) return status.RESOURCE_EXHAUSTED;
+  if (http === 499) return status.CANCELLED;
+  if (http === 501) return status.UNIMPLEMENTED;
+  if (http >= 500) return status.UNAVAILABLE;
+  return status.FAILED_PRECONDITION;
+}

@@ -2,24 +2,53 @@
  * The relay's gRPC server (ARCHITECTURE.md §5): the standard health service and switchyard.relay.v1.RelayService.
  * Handlers are thin: convert the request, call core/, convert the result. Generated types stay in this folder.
  */
+import { type Metadata, status } from '@grpc/grpc-js';
 import {
+  type ChannelBalance,
+  type ChannelTestResult as ChannelTestResultMessage,
+  type ChatCall,
+  type ChatCompletionRequest,
+  type ChatCompletionResponse,
+  type FetchUpstreamModelsRequest,
+  type FetchUpstreamModelsResponse,
   type GetRuntimeInfoRequest,
   type GetRuntimeInfoResponse,
+  type InvalidateAccountsRequest,
+  type InvalidateAccountsResponse,
   type RelayServiceServer,
   RelayServiceService,
   Runtime,
   StoreMode,
+  type StreamChatCompletionRequest,
+  type StreamChatCompletionResponse,
+  type TestAllChannelsRequest,
+  type TestAllChannelsResponse,
+  type TestChannelRequest,
+  type TestChannelResponse,
+  type UpdateAllChannelBalancesRequest,
+  type UpdateAllChannelBalancesResponse,
+  type UpdateChannelBalanceRequest,
+  type UpdateChannelBalanceResponse,
 } from '@switchyard/proto/switchyard/relay/v1/relay.ts';
+import { type Caller, checkToken, parseKey } from '../core/auth.ts';
+import type { ChannelBalanceResult, ChannelTestResult } from '../core/channels.ts';
+import type { RelayPipeline } from '../core/pipeline.ts';
+import type { RelayCall } from '../core/relay.ts';
 import type { RuntimeInfo } from '../core/runtime-info.ts';
 import type { Logger } from '../log.ts';
 import { type RunningGrpcServer, startGrpcServer } from './lifecycle.ts';
-import { unary } from './unary.ts';
+import { serverStream } from './stream.ts';
+import { RpcError, unary } from './unary.ts';
 
 export const RELAY_SERVICE_NAME = 'switchyard.relay.v1.RelayService';
 
 export type RelayGrpcDeps = {
   log: Logger;
   runtimeInfo: () => RuntimeInfo;
+  /** null when the relay runs without a database: every call but GetRuntimeInfo is FAILED_PRECONDITION. */
+  pipeline: RelayPipeline | null;
+  /** Service identity of the console ('' = any caller that reaches the port; bind it to loopback then). */
+  internalSecret: string;
 };
 
 export type RunningRelayGrpc = RunningGrpcServer;
@@ -35,11 +64,191 @@ export function toRuntimeInfoResponse(info: RuntimeInfo): GetRuntimeInfoResponse
   };
 }
 
+const toTestResult = (r: ChannelTestResult): ChannelTestResultMessage => ({
+  channelId: r.channelId,
+  channelName: r.channelName,
+  success: r.success,
+  message: r.message,
+  responseTimeMs: r.responseTimeMs,
+  model: r.model,
+  status: r.status,
+});
+
+const toBalance = (r: ChannelBalanceResult): ChannelBalance => ({ ...r });
+
 export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
+  const { log } = deps;
+  const need = (): RelayPipeline => {
+    if (!deps.pipeline) throw new RpcError(status.FAILED_PRECONDITION, 'the relay runs without a database');
+    return deps.pipeline;
+  };
+  const requireService = (metadata: Metadata) => {
+    if (!deps.internalSecret) return;
+    const auth = String(metadata.get('authorization')[0] ?? '');
+    if (auth !== `Bearer ${deps.internalSecret}`)
+      throw new RpcError(status.UNAUTHENTICATED, 'this call needs the console service identity');
+  };
+
+  async function callerOf(p: RelayPipeline, call: ChatCall | undefined, metadata: Metadata): Promise<Caller> {
+    const c = call?.caller;
+    if (!c) throw new RpcError(status.INVALID_ARGUMENT, 'a token_key or service caller is required');
+    if (c.$case === 'tokenKey') {
+      const { key, channelId } = parseKey(c.tokenKey);
+      const entry = await p.accounts.lookup(key);
+      if (!entry) throw new RpcError(status.UNAUTHENTICATED, 'invalid API key');
+      return checkToken(
+        entry,
+        { ip: call?.clientIp ?? '', now: Date.now(), pinnedChannelId: channelId, model: null },
+        { usableGroups: p.options.get('UserUsableGroups'), groupRatio: p.options.get('GroupRatio') },
+      );
+    }
+    requireService(metadata);
+    const user = await p.repo.userById(c.service.userId);
+    if (!user || user.status !== 1)
+      throw new RpcError(status.PERMISSION_DENIED, 'the user does not exist or is banned');
+    const group = c.service.group || user.group;
+    const usable = p.options.get('UserUsableGroups');
+    if (group !== user.group && !(group in usable))
+      throw new RpcError(status.PERMISSION_DENIED, `group ${group} is not usable by this user`);
+    return { token: null, user, group, pinnedChannelId: null, tokenName: `playground-${group}` };
+  }
+
+  async function chatCall(
+    p: RelayPipeline,
+    call: ChatCall | undefined,
+    metadata: Metadata,
+    stream: boolean,
+    signal: AbortSignal,
+  ): Promise<RelayCall> {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(call?.bodyJson ?? '');
+    } catch {
+      throw new RpcError(status.INVALID_ARGUMENT, 'body_json is not valid JSON');
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new RpcError(status.INVALID_ARGUMENT, 'body_json must be a JSON object');
+    const model = typeof body.model === 'string' ? body.model : '';
+    if (!model) throw new RpcError(status.INVALID_ARGUMENT, 'model is required');
+    const caller = await callerOf(p, call, metadata);
+    if (caller.token?.modelLimitsEnabled && !caller.token.modelLimits.includes(model))
+      throw new RpcError(status.PERMISSION_DENIED, `this token may not use model ${model}`);
+    return {
+      endpoint: 'chat',
+      model,
+      stream,
+      body: { ...body, stream },
+      caller,
+      clientHeaders: new Headers(),
+      clientIp: call?.clientIp ?? '',
+      signal,
+    };
+  }
+
   return {
     getRuntimeInfo: unary<GetRuntimeInfoRequest, GetRuntimeInfoResponse>(
-      { log: deps.log, method: 'GetRuntimeInfo' },
+      { log, method: 'GetRuntimeInfo' },
       async () => toRuntimeInfoResponse(deps.runtimeInfo()),
+    ),
+    testChannel: unary<TestChannelRequest, TestChannelResponse>(
+      { log, method: 'TestChannel', defaultTimeoutMs: 120_000 },
+      async (req, ctx) => {
+        requireService(ctx.metadata);
+        return { result: toTestResult(await need().channels.test(req.channelId, req.model)) };
+      },
+    ),
+    testAllChannels: serverStream<TestAllChannelsRequest, TestAllChannelsResponse>(
+      { log, method: 'TestAllChannels' },
+      async function* (req, ctx) {
+        requireService(ctx.metadata);
+        for await (const r of need().channels.testAll(req.statuses)) {
+          yield { result: toTestResult(r), index: r.index, total: r.total };
+        }
+      },
+    ),
+    fetchUpstreamModels: unary<FetchUpstreamModelsRequest, FetchUpstreamModelsResponse>(
+      { log, method: 'FetchUpstreamModels', defaultTimeoutMs: 60_000 },
+      async (req, ctx) => {
+        requireService(ctx.metadata);
+        const t = req.target;
+        if (!t) throw new RpcError(status.INVALID_ARGUMENT, 'a channel_id or channel is required');
+        const models =
+          t.$case === 'channelId'
+            ? await need().channels.fetchModels({ channelId: t.channelId })
+            : await need().channels.fetchModels({
+                channel: {
+                  type: t.channel.type,
+                  key: t.channel.key,
+                  baseUrl: t.channel.baseUrl,
+                  other: t.channel.other,
+                  openaiOrganization: t.channel.openaiOrganization || null,
+                  setting: t.channel.setting,
+                },
+              });
+        return { models };
+      },
+    ),
+    updateChannelBalance: unary<UpdateChannelBalanceRequest, UpdateChannelBalanceResponse>(
+      { log, method: 'UpdateChannelBalance', defaultTimeoutMs: 60_000 },
+      async (req, ctx) => {
+        requireService(ctx.metadata);
+        return { balance: toBalance(await need().channels.updateBalance(req.channelId)) };
+      },
+    ),
+    updateAllChannelBalances: serverStream<UpdateAllChannelBalancesRequest, UpdateAllChannelBalancesResponse>(
+      { log, method: 'UpdateAllChannelBalances' },
+      async function* (_req, ctx) {
+        requireService(ctx.metadata);
+        for await (const r of need().channels.updateAllBalances()) yield { balance: toBalance(r) };
+      },
+    ),
+    chatCompletion: unary<ChatCompletionRequest, ChatCompletionResponse>(
+      { log, method: 'ChatCompletion', defaultTimeoutMs: 600_000 },
+      async (req, ctx) => {
+        const p = need();
+        const result = await p.core.relay(await chatCall(p, req.call, ctx.metadata, false, ctx.signal));
+        const text = await new Response(result.body).text();
+        return { bodyJson: text, requestId: result.requestId };
+      },
+    ),
+    streamChatCompletion: serverStream<StreamChatCompletionRequest, StreamChatCompletionResponse>(
+      { log, method: 'StreamChatCompletion' },
+      async function* (req, ctx) {
+        const p = need();
+        const result = await p.core.relay(await chatCall(p, req.call, ctx.metadata, true, ctx.signal));
+        const body = result.body instanceof ReadableStream ? result.body : new Response(result.body).body;
+        if (!body) return;
+        const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            buffer += value;
+            let nl = buffer.indexOf('\n');
+            while (nl >= 0) {
+              const line = buffer.slice(0, nl).trim();
+              buffer = buffer.slice(nl + 1);
+              if (line.startsWith('data:')) {
+                const data = line.slice(5).trim();
+                if (data && data !== '[DONE]') yield { chunkJson: data, requestId: result.requestId };
+              }
+              nl = buffer.indexOf('\n');
+            }
+          }
+        } finally {
+          // Cancelling bills what was produced (core settles on cancel).
+          await reader.cancel().catch(() => {});
+        }
+      },
+    ),
+    invalidateAccounts: unary<InvalidateAccountsRequest, InvalidateAccountsResponse>(
+      { log, method: 'InvalidateAccounts' },
+      async (req, ctx) => {
+        requireService(ctx.metadata);
+        await need().invalidate(req.userIds, req.tokenIds, req.channels);
+        return {};
+      },
     ),
   };
 }

@@ -1,0 +1,123 @@
+/**
+ * The routing table: enabled abilities by (group, model) in priority tiers, and every channel's config,
+ * kept in memory and rebuilt from PostgreSQL periodically and on invalidation (like new-api's memory cache,
+ * without its "retry may hit the same failed channel" fault: selection excludes channels already tried).
+ */
+import type { AbilityRecord, ChannelRecord } from './repo.ts';
+
+type Candidate = { channelId: number; priority: number; weight: number };
+
+export type CatalogSnapshot = {
+  channels: Map<number, ChannelRecord>;
+  /** `${group}\u0000${model}` → candidates sorted by priority, highest first. */
+  routes: Map<string, Candidate[]>;
+  /** group → models routable in it (sorted). */
+  modelsByGroup: Map<string, string[]>;
+  loadedAt: number;
+};
+
+const routeKey = (group: string, model: string) => `${group}\u0000${model}`;
+
+export function buildSnapshot(
+  channels: ChannelRecord[],
+  abilities: AbilityRecord[],
+  now = Date.now(),
+): CatalogSnapshot {
+  const byId = new Map(channels.map((c) => [c.id, c]));
+  const routes = new Map<string, Candidate[]>();
+  const models = new Map<string, Set<string>>();
+  for (const a of abilities) {
+    const ch = byId.get(a.channelId);
+    if (!ch || ch.status !== 1) continue;
+    const key = routeKey(a.group, a.model);
+    const list = routes.get(key) ?? [];
+    if (list.length === 0) routes.set(key, list);
+    list.push({ channelId: a.channelId, priority: a.priority, weight: a.weight });
+    const set = models.get(a.group) ?? new Set<string>();
+    if (set.size === 0) models.set(a.group, set);
+    set.add(a.model);
+  }
+  for (const list of routes.values())
+    list.sort((x, y) => y.priority - x.priority || x.channelId - y.channelId);
+  const modelsByGroup = new Map([...models].map(([g, s]) => [g, [...s].sort()]));
+  return { channels: byId, routes, modelsByGroup, loadedAt: now };
+}
+
+/**
+ * Picks the channel for one attempt: the highest priority tier that still has a channel not yet tried, then
+ * weighted random inside it with new-api's +10 smoothing (weight 0 still gets traffic). Returns null when every
+ * candidate has been tried.
+ */
+export function selectChannel(
+  snapshot: CatalogSnapshot,
+  group: string,
+  model: string,
+  tried: ReadonlySet<number>,
+  random: () => number = Math.random,
+): ChannelRecord | null {
+  const list = snapshot.routes.get(routeKey(group, model));
+  if (!list) return null;
+  const open = list.filter((c) => !tried.has(c.channelId));
+  if (open.length === 0) return null;
+  const top = open[0]?.priority;
+  const tier = open.filter((c) => c.priority === top);
+  const total = tier.reduce((s, c) => s + c.weight + 10, 0);
+  let r = random() * total;
+  for (const c of tier) {
+    r -= c.weight + 10;
+    if (r < 0) return snapshot.channels.get(c.channelId) ?? null;
+  }
+  const last = tier[tier.length - 1];
+  return last ? (snapshot.channels.get(last.channelId) ?? null) : null;
+}
+
+export function hasRoute(snapshot: CatalogSnapshot, group: string, model: string): boolean {
+  return (snapshot.routes.get(routeKey(group, model))?.length ?? 0) > 0;
+}
+
+export class Catalog {
+  #snapshot: CatalogSnapshot = buildSnapshot([], [], 0);
+  #loading: Promise<void> | null = null;
+  readonly #load: () => Promise<{ channels: ChannelRecord[]; abilities: AbilityRecord[] }>;
+
+  constructor(load: () => Promise<{ channels: ChannelRecord[]; abilities: AbilityRecord[] }>) {
+    this.#load = load;
+  }
+
+  get snapshot(): CatalogSnapshot {
+    return this.#snapshot;
+  }
+
+  /** Reloads now; concurrent callers share one load. */
+  reload(): Promise<void> {
+    if (this.#loading) return this.#loading;
+    this.#loading = (async () => {
+      const { channels, abilities } = await this.#load();
+      this.#snapshot = buildSnapshot(channels, abilities);
+    })().finally(() => {
+      this.#loading = null;
+    });
+    return this.#loading;
+  }
+
+  /** Applies a health change locally at once (the database write happens separately). */
+  markStatus(channelId: number, status: number): void {
+    const ch = this.#snapshot.channels.get(channelId);
+    if (!ch || ch.status === status) return;
+    const channels = [...this.#snapshot.channels.values()].map((c) =>
+      c.id === channelId ? { ...c, status } : c,
+    );
+    const abilities: AbilityRecord[] = [];
+    for (const [key, list] of this.#snapshot.routes) {
+      const [group = '', model = ''] = key.split('\u0000');
+      for (const c of list) abilities.push({ group, model, ...c });
+    }
+    // Re-enabling needs the abilities of a channel that was not routable: rebuild from its own lists.
+    if (status === 1) {
+      for (const g of ch.groups)
+        for (const m of ch.models)
+          abilities.push({ group: g, model: m, channelId, priority: ch.priority, weight: ch.weight });
+    }
+    this.#snapshot = buildSnapshot(channels, abilities);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Assembles the relay pipeline from its parts: PostgreSQL (repo), options, the routing table, the account
+ * cache, the relay core, channel operations and the outbox forwarder, with their refresh timers. One object the
+ * HTTP fronts and the gRPC service share.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { OptionService } from '@switchyard/db/options/service.ts';
+import { initOrm } from '@switchyard/db/orm.ts';
+import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import type { RelayConfig } from '../config.ts';
+import { type BillingReporter, createBillingReporter } from '../grpc/billing-client.ts';
+import type { Logger } from '../log.ts';
+import type { RelayStore } from '../store/types.ts';
+import { Accounts } from './auth.ts';
+import { Catalog } from './catalog.ts';
+import { ChannelOps } from './channels.ts';
+import { OutboxForwarder } from './outbox.ts';
+import { RelayCore } from './relay.ts';
+import { createRepo, type Repo, sqlFor } from './repo.ts';
+
+export type RelayPipeline = {
+  core: RelayCore;
+  accounts: Accounts;
+  catalog: Catalog;
+  options: OptionService;
+  repo: Repo;
+  channels: ChannelOps;
+  outbox: OutboxForwarder;
+  store: RelayStore;
+  /** Drops cached accounts/balances; reloads channels and options when `channels`. */
+  invalidate(userIds: readonly number[], tokenIds: readonly number[], channels: boolean): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export type PipelineOptions = {
+  cfg: RelayConfig;
+  store: RelayStore;
+  log: Logger;
+  fetch?: typeof fetch;
+  /** Billing reporter override (tests); default: gRPC to BILLING_GRPC_URL when set. */
+  reporter?: BillingReporter | null;
+};
+
+export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayPipeline> {
+  const { cfg, store, log } = opts;
+  if (!cfg.DATABASE_URL) throw new Error('DATABASE_URL is required for the relay pipeline');
+  const orm: MikroORM = await initOrm(cfg.DATABASE_URL, { poolMax: cfg.DATABASE_POOL_MAX });
+  let pubsub: PubSub | null = null;
+  try {
+    pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : createMemoryPubSub();
+    const options = new OptionService({ orm, pubsub });
+    await options.load();
+    const repo = createRepo(sqlFor(orm));
+    const catalog = new Catalog(async () => ({
+      channels: await repo.channels(),
+      abilities: await repo.enabledAbilities(),
+    }));
+    await catalog.reload();
+    const accounts = new Accounts(repo, cfg.RELAY_ACCOUNT_TTL_MS);
+    const reporter =
+      opts.reporter !== undefined
+        ? opts.reporter
+        : cfg.BILLING_GRPC_URL
+          ? createBillingReporter(cfg.BILLING_GRPC_URL)
+          : null;
+    if (!reporter)
+      log.warn('BILLING_GRPC_URL is not set: usage stays in the outbox until Billing is configured');
+    const outbox = new OutboxForwarder({
+      store,
+      reporter,
+      log,
+      sweepAfterMs: cfg.RELAY_OUTBOX_SWEEP_AFTER_MS,
+    });
+    const core = new RelayCore({
+      store,
+      repo,
+      catalog,
+      options,
+      outbox,
+      log,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+      accountTtlMs: cfg.RELAY_ACCOUNT_TTL_MS,
+    });
+    const channels = new ChannelOps({
+      repo,
+      catalog,
+      options,
+      store,
+      outbox,
+      core,
+      log,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+    outbox.start();
+
+    // Periodic refresh: channel health written by other relays, console edits without an invalidation, and
+    // option changes when there is no Redis pub/sub between the processes.
+    const sync = setInterval(() => {
+      void Promise.all([catalog.reload(), options.load()]).catch((e) =>
+        log.warn(`routing table refresh failed: ${(e as Error).message}`),
+      );
+    }, cfg.RELAY_SYNC_INTERVAL_MS);
+    sync.unref?.();
+
+    return {
+      core,
+      accounts,
+      catalog,
+      options,
+      repo,
+      channels,
+      outbox,
+      store,
+      async invalidate(userIds, tokenIds, reloadChannels) {
+        accounts.invalidate(userIds, tokenIds);
+        await Promise.all([
+          ...userIds.map((id) => store.invalidateBalance({ kind: 'user', id })),
+          ...tokenIds.map((id) => store.invalidateBalance({ kind: 'token', id })),
+        ]);
+        if (reloadChannels) await Promise.all([catalog.reload(), options.load()]);
+      },
+      async stop() {
+        clearInterval(sync);
+        await outbox.stop();
+        reporter?.close();
+        await options.close();
+        await pubsub?.close();
+        await orm.close(true);
+      },
+    };
+  } catch (err) {
+    await pubsub?.close().catch(() => {});
+    await orm.close(true);
+    throw err;
+  }
+}

@@ -1,0 +1,583 @@
+/**
+ * The relay pipeline (ARCHITECTURE.md §4): price → hold (with rate limits, one store round trip) → channel
+ * attempts (priority tiers, weighted, never the same channel twice) → adaptor → stream or body back to the
+ * client → settle the actual cost and append the usage event to the outbox in one atomic store call.
+ * Fronts (HTTP, gRPC) parse their input into a RelayCall and render the RelayResult or RelayError.
+ */
+import type { OptionService } from '@switchyard/db/options/service.ts';
+import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
+import type { Logger } from '../log.ts';
+import { adaptorFor } from '../providers/registry.ts';
+import type {
+  ChannelConfig,
+  Endpoint,
+  ProviderAdaptor,
+  RelayInput,
+  UpstreamError,
+} from '../providers/types.ts';
+import type { AccountRef, OutboxEntry, RateLimit, RelayStore } from '../store/types.ts';
+import type { Caller } from './auth.ts';
+import { type Catalog, hasRoute, selectChannel } from './catalog.ts';
+import { RelayError } from './errors.ts';
+import {
+  computeQuota,
+  estimateQuota,
+  type PriceTables,
+  priceContent,
+  priceDetails,
+  priceTablesFrom,
+  type Price as ResolvedPrice,
+  resolvePrice,
+} from './pricing.ts';
+import type { ChannelRecord, Repo } from './repo.ts';
+import { countPromptTokens, countTextTokens } from './tokenize.ts';
+import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
+import { usage as makeUsage, type Usage } from './usage.ts';
+
+export type RelayCall = {
+  endpoint: Endpoint;
+  /** The requested model (what is billed and logged). */
+  model: string;
+  stream: boolean;
+  body: Record<string, unknown> | FormData;
+  caller: Caller;
+  clientHeaders: Headers;
+  clientIp: string;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+};
+
+export type RelayResult =
+  | { kind: 'body'; status: number; headers: Headers; body: BodyInit; requestId: string }
+  | { kind: 'stream'; status: number; headers: Headers; body: ReadableStream<Uint8Array>; requestId: string };
+
+export type OutboxSink = { enqueue(entry: OutboxEntry): void };
+
+export type RelayDeps = {
+  store: RelayStore;
+  repo: Repo;
+  catalog: Catalog;
+  options: OptionService;
+  outbox: OutboxSink;
+  log: Logger;
+  fetch?: typeof fetch;
+  upstreamTimeoutMs: number;
+  accountTtlMs: number;
+  now?: () => number;
+};
+
+const HOLD_TTL_MARGIN_MS = 60_000;
+const STREAMING: ReadonlySet<Endpoint> = new Set(['chat', 'completions', 'responses']);
+
+export function newRequestId(): string {
+  return crypto.randomUUID().replaceAll('-', '');
+}
+
+/** The channel config an adaptor sees; one key line picked at random when a channel holds several. */
+export function channelConfig(ch: ChannelRecord, random: () => number = Math.random): ChannelConfig {
+  const keys = ch.key
+    .split('\n')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  const key = keys.length > 1 ? (keys[Math.floor(random() * keys.length)] ?? '') : (keys[0] ?? '');
+  return {
+    id: ch.id,
+    type: ch.type,
+    name: ch.name,
+    key,
+    baseUrl: ch.baseUrl,
+    other: ch.other,
+    openaiOrganization: ch.openaiOrganization,
+    setting: ch.setting,
+    paramOverride: ch.paramOverride,
+  };
+}
+
+export function rateLimitFor(options: OptionService, userId: number): RateLimit | undefined {
+  if (!options.get('ModelRequestRateLimitEnabled')) return undefined;
+  const minutes = options.get('ModelRequestRateLimitDurationMinutes');
+  if (minutes <= 0) return undefined;
+  return {
+    key: String(userId),
+    windowMs: minutes * 60_000,
+    maxTotal: options.get('ModelRequestRateLimitCount'),
+    maxSuccess: options.get('ModelRequestRateLimitSuccessCount'),
+  };
+}
+
+type Attempt = { channel: ChannelRecord; upstreamModel: string; adaptor: ProviderAdaptor };
+
+export class RelayCore {
+  readonly #d: RelayDeps;
+  readonly #fetch: typeof fetch;
+  readonly #now: () => number;
+
+  constructor(deps: RelayDeps) {
+    this.#d = deps;
+    this.#fetch = deps.fetch ?? fetch;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Quota used so far by the token (or the user for unlimited tokens), committed plus not yet billed. */
+  async usedQuota(caller: Caller): Promise<number> {
+    const useToken = caller.token && !caller.token.unlimitedQuota;
+    return this.#d.repo.usedQuota(caller.user.id, useToken ? caller.token!.id : null);
+  }
+
+  priceTables(): PriceTables {
+    return priceTablesFrom(this.#d.options);
+  }
+
+  async relay(call: RelayCall): Promise<RelayResult> {
+    const d = this.#d;
+    const requestId = newRequestId();
+    const started = this.#now();
+    const { caller } = call;
+    const tables = this.priceTables();
+
+    const price = resolvePrice(tables, call.model, caller.group);
+    const acceptUnset = caller.user.setting.accept_unset_model_ratio_model === true;
+    if (!price && !acceptUnset)
+      throw new RelayError({
+        status: 403,
+        message: `model ${call.model} has no price set; ask the administrator to set its ratio or price`,
+        type: 'invalid_request_error',
+        code: 'model_price_not_set',
+      });
+    const effectivePrice: ResolvedPrice =
+      price ?? resolvePrice({ ...tables, selfUseMode: true }, call.model, caller.group)!;
+
+    const snapshot = d.catalog.snapshot;
+    if (caller.pinnedChannelId === null && !hasRoute(snapshot, caller.group, call.model))
+      throw new RelayError({
+        status: 503,
+        message: `no available channel for model ${call.model} in group ${caller.group}`,
+        type: 'new_api_error',
+        code: 'model_not_found',
+      });
+
+    const promptTokens =
+      call.body instanceof FormData ? 0 : await countPromptTokens(call.endpoint, call.body, call.model);
+    const maxTokens = call.body instanceof FormData ? undefined : maxTokensOf(call.body);
+    const calls =
+      call.endpoint === 'images' && !(call.body instanceof FormData) ? Number(call.body.n ?? 1) || 1 : 1;
+    const hold = estimateQuota(effectivePrice, { promptTokens, maxTokens, calls }, tables);
+
+    const limit = rateLimitFor(d.options, caller.user.id);
+    const tokenId = caller.token && !caller.token.unlimitedQuota ? caller.token.id : null;
+    await this.#reserve({
+      requestId,
+      userId: caller.user.id,
+      tokenId,
+      amount: hold,
+      limit,
+      holdTtlMs: d.upstreamTimeoutMs * 2 + HOLD_TTL_MARGIN_MS,
+    });
+
+    const ctx: SettleCtx = {
+      requestId,
+      call,
+      tokenId,
+      limit,
+      price: effectivePrice,
+      tables,
+      promptTokens,
+      calls,
+      started,
+      channelIds: [],
+    };
+    try {
+      return await this.#attempts(ctx);
+    } catch (err) {
+      await d.store.release(requestId).catch((e) => d.log.error(`release ${requestId} failed`, e));
+      throw err;
+    }
+  }
+
+  async #reserve(req: {
+    requestId: string;
+    userId: number;
+    tokenId: number | null;
+    amount: number;
+    limit: RateLimit | undefined;
+    holdTtlMs: number;
+  }): Promise<void> {
+    const d = this.#d;
+    for (let i = 0; i < 6; i++) {
+      const r = await d.store.reserve({ ...req, limit: req.limit, now: this.#now() });
+      if (r.ok) return;
+      if (r.reason === 'balance_unknown') {
+        await this.loadBalance(r.account);
+        continue;
+      }
+      if (r.reason === 'rate_limited')
+        throw new RelayError({
+          status: 429,
+          message: `you have reached the request rate limit; retry in ${Math.ceil(r.retryAfterMs / 1000)} s`,
+          type: 'rate_limit_error',
+          code: 'rate_limit_exceeded',
+          retryAfterMs: r.retryAfterMs,
+        });
+      throw new RelayError({
+        status: 403,
+        message:
+          r.reason === 'insufficient_user_quota'
+            ? 'your quota is not enough for this request'
+            : 'this token does not have enough quota left for this request',
+        type: 'insufficient_user_quota',
+        code: r.reason,
+      });
+    }
+    throw new RelayError({
+      status: 503,
+      message: 'balances are changing too fast; retry',
+      type: 'new_api_error',
+      code: 'balance_busy',
+    });
+  }
+
+  /** Loads an account's committed quota into the store (generation-checked; see store/types.ts). */
+  async loadBalance(account: AccountRef): Promise<void> {
+    const d = this.#d;
+    const gen = await d.store.balanceGeneration(account);
+    const committed =
+      account.kind === 'user'
+        ? await d.repo.userQuota(account.id)
+        : await d.repo.tokenRemainQuota(account.id);
+    await d.store.loadBalance(account, gen, committed ?? 0, d.accountTtlMs);
+  }
+
+  async #attempts(ctx: SettleCtx): Promise<RelayResult> {
+    const d = this.#d;
+    const { call } = ctx;
+    const tried = new Set<number>();
+    const retries = call.caller.pinnedChannelId !== null ? 0 : d.options.get('RetryTimes');
+    let lastError: RelayError | null = null;
+
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      const picked = this.#pick(ctx, tried);
+      if (!picked) break;
+      tried.add(picked.channel.id);
+      ctx.channelIds.push(picked.channel.id);
+      const outcome = await this.#callUpstream(ctx, picked);
+      if (outcome.ok) return outcome.result;
+      lastError = outcome.error;
+      if (!outcome.retryable) break;
+    }
+    throw (
+      lastError ??
+      new RelayError({
+        status: 503,
+        message: `no available channel for model ${call.model} in group ${call.caller.group}`,
+        type: 'new_api_error',
+        code: 'model_not_found',
+      })
+    );
+  }
+
+  #pick(ctx: SettleCtx, tried: Set<number>): Attempt | null {
+    const { call } = ctx;
+    const snap = this.#d.catalog.snapshot;
+    let channel: ChannelRecord | null;
+    if (call.caller.pinnedChannelId !== null) {
+      channel = snap.channels.get(call.caller.pinnedChannelId) ?? null;
+      if (!channel || tried.has(channel.id))
+        throw new RelayError({
+          status: channel ? 503 : 400,
+          message: channel
+            ? 'the pinned channel failed'
+            : `channel ${call.caller.pinnedChannelId} does not exist`,
+          type: 'invalid_request_error',
+          code: 'channel_not_found',
+        });
+      if (channel.status !== 1)
+        throw new RelayError({
+          status: 403,
+          message: 'the pinned channel is disabled',
+          type: 'invalid_request_error',
+          code: 'channel_disabled',
+        });
+    } else {
+      channel = selectChannel(snap, call.caller.group, call.model, tried);
+    }
+    if (!channel) return null;
+    const adaptor = adaptorFor(channel.type);
+    const upstreamModel = channel.modelMapping[call.model] || call.model;
+    if (!adaptor || !adaptor.supports(call.endpoint)) {
+      // An unsupported channel type cannot serve; count it as tried and move on.
+      tried.add(channel.id);
+      return this.#pick(ctx, tried);
+    }
+    return { channel, upstreamModel, adaptor };
+  }
+
+  async #callUpstream(
+    ctx: SettleCtx,
+    { channel, upstreamModel, adaptor }: Attempt,
+  ): Promise<{ ok: true; result: RelayResult } | { ok: false; error: RelayError; retryable: boolean }> {
+    const d = this.#d;
+    const { call } = ctx;
+    ctx.upstreamModel = upstreamModel;
+    const stream = call.stream && STREAMING.has(call.endpoint);
+    const input: RelayInput = {
+      endpoint: call.endpoint,
+      upstreamModel,
+      stream,
+      body: withModel(call.body, upstreamModel),
+      clientHeaders: call.clientHeaders,
+    };
+    const req = adaptor.buildRequest(channelConfig(channel), input);
+    const timeout = AbortSignal.timeout(d.upstreamTimeoutMs);
+    const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+
+    let res: Response;
+    try {
+      res = await this.#fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
+    } catch (err) {
+      if (call.signal?.aborted) {
+        return { ok: false, retryable: false, error: clientGone() };
+      }
+      d.log.warn(`channel #${channel.id} ${channel.name}: upstream unreachable (${(err as Error).message})`);
+      return {
+        ok: false,
+        retryable: true,
+        error: new RelayError({
+          status: 502,
+          message: timeout.aborted
+            ? 'the upstream did not answer in time'
+            : 'the upstream could not be reached',
+          type: 'upstream_error',
+          code: 'upstream_unreachable',
+        }),
+      };
+    }
+
+    if (res.status < 200 || res.status >= 300) {
+      const bodyText = await res.text().catch(() => '');
+      const upstreamErr = adaptor.parseError({ status: res.status, headers: res.headers, bodyText });
+      const status = mapStatus(res.status, channel.statusCodeMapping);
+      const mapped: UpstreamError = { ...upstreamErr, status };
+      await this.#maybeDisable(channel, mapped);
+      const retryAfter = res.headers.get('retry-after');
+      return {
+        ok: false,
+        retryable: isRetryable(status),
+        error: new RelayError({
+          status,
+          message: clientMessage(mapped),
+          type: mapped.type || 'upstream_error',
+          code: mapped.code,
+          ...(retryAfter && Number.isFinite(Number(retryAfter))
+            ? { retryAfterMs: Number(retryAfter) * 1000 }
+            : {}),
+        }),
+      };
+    }
+
+    const headers = new Headers({ 'x-request-id': ctx.requestId });
+    if (stream && res.body) {
+      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers) };
+    }
+    const buf = new Uint8Array(await res.arrayBuffer());
+    const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
+    headers.set('content-type', parsed.contentType);
+    const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
+    await this.#settle(ctx, u, parsed.usage === null, 0);
+    return {
+      ok: true,
+      result: { kind: 'body', status: 200, headers, body: parsed.body, requestId: ctx.requestId },
+    };
+  }
+
+  #streamBack(
+    ctx: SettleCtx,
+    adaptor: ProviderAdaptor,
+    input: RelayInput,
+    res: Response,
+    headers: Headers,
+  ): RelayResult {
+    const conv = adaptor.streamConversion(input);
+    const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(conv.transform).getReader();
+    let frtMs = 0;
+    let finished: Promise<void> | null = null;
+    const finish = () => {
+      finished ??= (async () => {
+        const t = conv.tally();
+        const u = t.usage ?? (await this.#localUsage(ctx, t.completionText));
+        await this.#settle(ctx, u, t.usage === null, frtMs).catch((e) =>
+          this.#d.log.error(`settle ${ctx.requestId} failed`, e),
+        );
+      })();
+      return finished;
+    };
+    const idleMs = this.#d.upstreamTimeoutMs;
+    const body = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        try {
+          const next = await Promise.race([
+            reader.read(),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error('stream idle timeout')), idleMs);
+            }),
+          ]);
+          if (next.done) {
+            controller.close();
+            await finish();
+            return;
+          }
+          if (!frtMs && conv.tally().sawFirstToken) frtMs = this.#now() - ctx.started;
+          controller.enqueue(next.value);
+        } catch (err) {
+          this.#d.log.warn(`stream ${ctx.requestId} ended early: ${(err as Error).message}`);
+          await reader.cancel().catch(() => {});
+          await finish();
+          controller.close();
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel: async (reason) => {
+        // The client went away: stop the upstream and bill what was produced.
+        await reader.cancel(reason).catch(() => {});
+        await finish();
+      },
+    });
+    headers.set('content-type', 'text/event-stream; charset=utf-8');
+    headers.set('cache-control', 'no-cache');
+    return { kind: 'stream', status: 200, headers, body, requestId: ctx.requestId };
+  }
+
+  async #localUsage(ctx: SettleCtx, completionText: string): Promise<Usage> {
+    const { call } = ctx;
+    if (call.endpoint === 'speech' && !(call.body instanceof FormData))
+      return makeUsage({ promptTokens: ctx.promptTokens });
+    return makeUsage({
+      promptTokens: ctx.promptTokens,
+      completionTokens: completionText ? await countTextTokens(completionText, call.model) : 0,
+    });
+  }
+
+  async #settle(ctx: SettleCtx, u: Usage, estimated: boolean, frtMs: number): Promise<void> {
+    const d = this.#d;
+    const { call } = ctx;
+    const amount = computeQuota(ctx.price, u, ctx.tables, { calls: ctx.calls });
+    const now = this.#now();
+    const other = priceDetails(ctx.price, u, {
+      frtMs,
+      channelIds: ctx.channelIds,
+      ...(ctx.upstreamModel ? { upstreamModel: ctx.upstreamModel } : {}),
+      requestModel: call.model,
+      usageEstimated: estimated,
+    });
+    const event = UsageEvent.fromPartial({
+      requestId: ctx.requestId,
+      userId: call.caller.user.id,
+      tokenId: call.caller.token?.id ?? 0,
+      channelIds: ctx.channelIds,
+      modelName: call.model,
+      upstreamModel: ctx.upstreamModel ?? call.model,
+      usage: {
+        promptTokens: u.promptTokens,
+        completionTokens: u.completionTokens,
+        cachedTokens: u.cachedTokens,
+        cacheWriteTokens: u.cacheWriteTokens,
+        reasoningTokens: u.reasoningTokens,
+        audioPromptTokens: u.audioPromptTokens,
+        audioCompletionTokens: u.audioCompletionTokens,
+        imageTokens: u.imageTokens,
+      },
+      quota: amount,
+      isStream: call.stream,
+      useTimeMs: now - ctx.started,
+      frtMs,
+      group: call.caller.group,
+      otherJson: JSON.stringify(other),
+      createdAtMs: now,
+      ip: call.clientIp,
+      tokenName: call.caller.token ? '' : call.caller.tokenName,
+      kind: UsageKind.USAGE_KIND_CONSUME,
+      content: priceContent(ctx.price),
+    });
+    const payload = JSON.stringify(UsageEvent.toJSON(event));
+    const { entryId } = await d.store.settle({
+      requestId: ctx.requestId,
+      userId: call.caller.user.id,
+      tokenId: ctx.tokenId,
+      amount,
+      success: true,
+      ...(ctx.limit ? { limit: ctx.limit } : {}),
+      payload,
+      now,
+    });
+    d.outbox.enqueue({
+      id: entryId,
+      requestId: ctx.requestId,
+      userId: call.caller.user.id,
+      tokenId: ctx.tokenId,
+      amount,
+      payload,
+      createdAt: now,
+    });
+  }
+
+  async #maybeDisable(channel: ChannelRecord, err: UpstreamError): Promise<void> {
+    const d = this.#d;
+    if (!d.options.get('AutomaticDisableChannelEnabled') || !channel.autoBan || channel.status !== 1) return;
+    const reason = disableReason(err, channel.type, d.options.get('AutomaticDisableKeywords'));
+    if (!reason) return;
+    await this.disableChannel(channel, reason);
+  }
+
+  /** Auto-disables (status 3) with the reason and time in other_info; the routing table drops it at once. */
+  async disableChannel(channel: ChannelRecord, reason: string): Promise<void> {
+    const d = this.#d;
+    const otherInfo = {
+      ...channel.otherInfo,
+      status_reason: reason.slice(0, 500),
+      status_time: Math.floor(this.#now() / 1000),
+    };
+    d.catalog.markStatus(channel.id, 3);
+    await d.repo.setChannelStatus(channel.id, 3, otherInfo);
+    d.log.warn(`channel #${channel.id} ${channel.name} auto-disabled: ${reason}`);
+  }
+}
+
+type SettleCtx = {
+  requestId: string;
+  call: RelayCall;
+  tokenId: number | null;
+  limit: RateLimit | undefined;
+  price: ResolvedPrice;
+  tables: PriceTables;
+  promptTokens: number;
+  calls: number;
+  started: number;
+  channelIds: number[];
+  upstreamModel?: string;
+};
+
+function clientGone(): RelayError {
+  return new RelayError({ status: 499, message: 'client closed the request', type: 'client_error' });
+}
+
+function maxTokensOf(body: Record<string, unknown>): number | undefined {
+  for (const k of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
+    const v = body[k];
+    if (typeof v === 'number' && Number.isFinite(v) && v > 0) return Math.floor(v);
+  }
+  return undefined;
+}
+
+function withModel(
+  body: Record<string, unknown> | FormData,
+  model: string,
+): Record<string, unknown> | FormData {
+  if (body instanceof FormData) {
+    const copy = new FormData();
+    for (const [k, v] of body) copy.append(k, v);
+    copy.set('model', model);
+    return copy;
+  }
+  return { ...body, model };
+}

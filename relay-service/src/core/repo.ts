@@ -1,0 +1,236 @@
+/**
+ * The relay's reads (and its few writes) in PostgreSQL. The console owns every table but the channel health
+ * columns (ARCHITECTURE.md §3), so the relay only reads tokens, users, channels and abilities and writes
+ * status/other_info/response_time/test_time/balance of channels. Plain SQL: these run on the hot path (cached
+ * by accounts.ts and catalog.ts) and need no unit of work.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+
+export type Sql = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+export function sqlFor(orm: MikroORM): Sql {
+  const conn = orm.em.getConnection();
+  return async <T>(sql: string, params: unknown[] = []) => (await conn.execute(sql, params, 'all')) as T[];
+}
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+export type TokenRecord = {
+  id: number;
+  userId: number;
+  key: string;
+  name: string;
+  status: number;
+  remainQuota: number;
+  unlimitedQuota: boolean;
+  /** unix seconds; -1 never */
+  expiredTime: number;
+  modelLimitsEnabled: boolean;
+  modelLimits: string[];
+  allowIps: string;
+  group: string;
+};
+
+export type UserRecord = {
+  id: number;
+  username: string;
+  group: string;
+  quota: number;
+  role: number;
+  status: number;
+  setting: Record<string, unknown>;
+};
+
+export type ChannelRecord = {
+  id: number;
+  type: number;
+  name: string;
+  key: string;
+  baseUrl: string;
+  other: string;
+  openaiOrganization: string | null;
+  modelMapping: Record<string, string>;
+  statusCodeMapping: Record<string, string>;
+  setting: Record<string, unknown>;
+  paramOverride: Record<string, unknown>;
+  models: string[];
+  groups: string[];
+  autoBan: boolean;
+  testModel: string;
+  priority: number;
+  weight: number;
+  status: number;
+  tag: string | null;
+  otherInfo: Record<string, unknown>;
+};
+
+export type AbilityRecord = {
+  group: string;
+  model: string;
+  channelId: number;
+  priority: number;
+  weight: number;
+};
+
+function jsonObject(text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string' || text.trim() === '') return {};
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+const csv = (text: unknown): string[] =>
+  typeof text === 'string'
+    ? text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
+
+export function createRepo(sql: Sql) {
+  return {
+    async tokenByKey(key: string): Promise<TokenRecord | null> {
+      const rows = await sql(
+        `select id, user_id, key, name, status, remain_quota, unlimited_quota, expired_time,
+                model_limits_enabled, model_limits, allow_ips, "group"
+           from tokens where key = ? and deleted_at is null`,
+        [key],
+      );
+      const r = rows[0];
+      if (!r) return null;
+      return {
+        id: num(r.id),
+        userId: num(r.user_id),
+        key: String(r.key),
+        name: String(r.name),
+        status: num(r.status),
+        remainQuota: num(r.remain_quota),
+        unlimitedQuota: Boolean(r.unlimited_quota),
+        expiredTime: num(r.expired_time),
+        modelLimitsEnabled: Boolean(r.model_limits_enabled),
+        modelLimits: csv(r.model_limits),
+        allowIps: String(r.allow_ips ?? ''),
+        group: String(r.group ?? ''),
+      };
+    },
+
+    async tokenRemainQuota(id: number): Promise<number | null> {
+      const rows = await sql(`select remain_quota from tokens where id = ? and deleted_at is null`, [id]);
+      return rows[0] ? num(rows[0].remain_quota) : null;
+    },
+
+    /** used_quota of a token, or of a user when tokenId is null. */
+    async usedQuota(userId: number, tokenId: number | null): Promise<number> {
+      const rows =
+        tokenId === null
+          ? await sql(`select used_quota from users where id = ?`, [userId])
+          : await sql(`select used_quota from tokens where id = ?`, [tokenId]);
+      return rows[0] ? num(rows[0].used_quota) : 0;
+    },
+
+    async userById(id: number): Promise<UserRecord | null> {
+      const rows = await sql(
+        `select id, username, "group", quota, role, status, setting from users where id = ? and deleted_at is null`,
+        [id],
+      );
+      const r = rows[0];
+      if (!r) return null;
+      return {
+        id: num(r.id),
+        username: String(r.username),
+        group: String(r.group || 'default'),
+        quota: num(r.quota),
+        role: num(r.role),
+        status: num(r.status),
+        setting: jsonObject(r.setting),
+      };
+    },
+
+    async userQuota(id: number): Promise<number | null> {
+      const rows = await sql(`select quota from users where id = ? and deleted_at is null`, [id]);
+      return rows[0] ? num(rows[0].quota) : null;
+    },
+
+    async channels(): Promise<ChannelRecord[]> {
+      const rows = await sql(
+        `select id, type, name, key, base_url, other, openai_organization, model_mapping, status_code_mapping,
+                setting, models, "group", auto_ban, test_model, priority, weight, status, tag, other_info
+           from channels order by id`,
+      );
+      return rows.map((r) => {
+        const setting = jsonObject(r.setting);
+        const paramOverride = jsonObject(
+          typeof setting.param_override === 'string'
+            ? setting.param_override
+            : JSON.stringify(setting.param_override ?? {}),
+        );
+        return {
+          id: num(r.id),
+          type: num(r.type),
+          name: String(r.name),
+          key: String(r.key),
+          baseUrl: String(r.base_url ?? '').replace(/\/+$/, ''),
+          other: String(r.other ?? ''),
+          openaiOrganization: (r.openai_organization as string | null) || null,
+          modelMapping: jsonObject(r.model_mapping) as Record<string, string>,
+          statusCodeMapping: jsonObject(r.status_code_mapping) as Record<string, string>,
+          setting,
+          paramOverride,
+          models: csv(r.models),
+          groups: csv(r.group),
+          autoBan: num(r.auto_ban) === 1,
+          testModel: String(r.test_model ?? ''),
+          priority: num(r.priority),
+          weight: num(r.weight),
+          status: num(r.status),
+          tag: (r.tag as string | null) ?? null,
+          otherInfo: jsonObject(r.other_info),
+        };
+      });
+    },
+
+    async enabledAbilities(): Promise<AbilityRecord[]> {
+      const rows = await sql(
+        `select "group", model, channel_id, priority, weight from abilities where enabled = true`,
+      );
+      return rows.map((r) => ({
+        group: String(r.group),
+        model: String(r.model),
+        channelId: num(r.channel_id),
+        priority: num(r.priority),
+        weight: num(r.weight),
+      }));
+    },
+
+    /** Channel health (the only channel columns the relay writes). Abilities follow the status. */
+    async setChannelStatus(id: number, status: number, otherInfo: Record<string, unknown>): Promise<void> {
+      await sql(`update channels set status = ?, other_info = ? where id = ?`, [
+        status,
+        JSON.stringify(otherInfo),
+        id,
+      ]);
+      await sql(`update abilities set enabled = ? where channel_id = ?`, [status === 1, id]);
+    },
+
+    async recordChannelTest(id: number, responseTimeMs: number, testTime: number): Promise<void> {
+      await sql(`update channels set response_time = ?, test_time = ? where id = ?`, [
+        Math.round(responseTimeMs),
+        testTime,
+        id,
+      ]);
+    },
+
+    async recordChannelBalance(id: number, balance: number, updatedAt: number): Promise<void> {
+      await sql(`update channels set balance = ?, balance_updated_time = ? where id = ?`, [
+        balance,
+        updatedAt,
+        id,
+      ]);
+    },
+  };
+}
+
+export type Repo = ReturnType<typeof createRepo>;

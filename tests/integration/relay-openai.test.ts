@@ -1,0 +1,304 @@
+/**
+ * The official `openai` SDK, unchanged, against the relay in front of the fake OpenAI upstream, with the real
+ * Billing gRPC service writing to PostgreSQL: every endpoint family, streaming with usage, errors in OpenAI's
+ * shape, and the billed figures in the log row and balances.
+ */
+import OpenAI, { toFile } from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
+import {
+  drained,
+  reload,
+  type Stack,
+  seedChannel,
+  seedToken,
+  seedUser,
+  setOptions,
+  startStack,
+} from './relay-stack.ts';
+
+let stack: Stack;
+let fake: FakeOpenAI;
+let client: OpenAI;
+let userId: number;
+let tokenId: number;
+let key: string;
+
+const START_QUOTA = 10_000_000;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  stack = await startStack({ suffix: 'relay_openai' });
+  const user = await seedUser(stack, { quota: START_QUOTA });
+  userId = user.id;
+  const token = await seedToken(stack, userId, { remainQuota: 5_000_000 });
+  tokenId = token.id;
+  key = token.key;
+  await seedChannel(stack, {
+    baseUrl: fake.url,
+    models: [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'text-embedding-3-small',
+      'dall-e-3',
+      'tts-1',
+      'whisper-1',
+      'text-moderation-latest',
+      'o3-mini',
+      'mapped-model',
+    ],
+    modelMapping: { 'mapped-model': 'gpt-4o-mini' },
+  });
+  await setOptions(stack, {
+    ModelRatio: JSON.stringify({
+      'gpt-4o': 1.25,
+      'gpt-4o-mini': 0.075,
+      'mapped-model': 1,
+      'text-embedding-3-small': 0.01,
+      'o3-mini': 0.55,
+      'tts-1': 7.5,
+      'whisper-1': 3,
+      'text-moderation-latest': 0.1,
+    }),
+    CompletionRatio: JSON.stringify({ 'gpt-4o': 4, 'gpt-4o-mini': 4, 'o3-mini': 4 }),
+    ModelPrice: JSON.stringify({ 'dall-e-3': 0.04 }),
+  });
+  const relay = stack.relays[0]!;
+  client = new OpenAI({ baseURL: `${relay.httpUrl}/v1`, apiKey: `sk-${key}`, maxRetries: 0 });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await fake?.close();
+});
+
+beforeEach(() => fake.reset());
+
+/** The newest log row of this user for `model` (earlier tests' rows may commit later). */
+async function lastLog(model: string) {
+  await drained(stack);
+  const [row] = await stack.sql<Record<string, unknown>>(
+    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
+    [userId, model],
+  );
+  return row!;
+}
+
+async function balances() {
+  await drained(stack);
+  const [u] = await stack.sql<{ quota: string; used_quota: string; request_count: number }>(
+    `select quota, used_quota, request_count from users where id = ?`,
+    [userId],
+  );
+  const [t] = await stack.sql<{ remain_quota: string; used_quota: string }>(
+    `select remain_quota, used_quota from tokens where id = ?`,
+    [tokenId],
+  );
+  return {
+    quota: Number(u!.quota),
+    used: Number(u!.used_quota),
+    requests: Number(u!.request_count),
+    tokenRemain: Number(t!.remain_quota),
+    tokenUsed: Number(t!.used_quota),
+  };
+}
+
+describe('openai SDK through the relay', () => {
+  it('chat completion: upstream usage billed with model and completion ratios, one log row, balances moved together', async () => {
+    fake.on({
+      model: 'gpt-4o',
+      respond: { content: 'hi there', usage: { prompt_tokens: 1000, completion_tokens: 500 } },
+    });
+    const before = await balances();
+    const res = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(res.choices[0]?.message.content).toBe('hi there');
+    expect(res.usage?.prompt_tokens).toBe(1000);
+    // (1000 + 500·4)·1.25 = 3750 quota (gateway-behaviour §3.2 worked example)
+    const log = await lastLog('gpt-4o');
+    expect(Number(log.quota)).toBe(3750);
+    expect(Number(log.prompt_tokens)).toBe(1000);
+    expect(Number(log.completion_tokens)).toBe(500);
+    expect(log.model_name).toBe('gpt-4o');
+    expect(Number(log.type)).toBe(2);
+    expect(Number(log.token_id)).toBe(tokenId);
+    const other = JSON.parse(String(log.other));
+    expect(other.model_ratio).toBe(1.25);
+    expect(other.completion_ratio).toBe(4);
+    const after = await balances();
+    expect(before.quota - after.quota).toBe(3750);
+    expect(after.used - before.used).toBe(3750);
+    expect(after.requests - before.requests).toBe(1);
+    expect(before.tokenRemain - after.tokenRemain).toBe(3750);
+    expect(after.tokenUsed - before.tokenUsed).toBe(3750);
+    // The relay forwarded with the channel's key, not the user's.
+    expect(fake.requests.at(-1)?.headers.authorization).toBe('Bearer sk-upstream-key');
+  });
+
+  it('stream with include_usage: chunks arrive, usage chunk reaches the client, bill matches', async () => {
+    fake.on({ model: 'gpt-4o-mini', respond: { usage: { prompt_tokens: 40, completion_tokens: 3 } } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'count' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('Hello from gpt-4o-mini');
+    expect(usage?.completion_tokens).toBe(3);
+    const log = await lastLog('gpt-4o-mini');
+    // (40 + 3·4)·0.075 = 3.9 → 4
+    expect(Number(log.quota)).toBe(4);
+    expect(log.is_stream).toBe(true);
+  });
+
+  it('stream without include_usage: the relay still asks upstream for usage and bills it, client sees no usage chunk', async () => {
+    fake.on({ model: 'gpt-4o', respond: { usage: { prompt_tokens: 100, completion_tokens: 3 } } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of stream) chunks.push(c);
+    expect(chunks.some((c) => c.usage)).toBe(false);
+    expect(fake.requests.at(-1)?.body?.stream_options).toEqual({ include_usage: true });
+    const log = await lastLog('gpt-4o');
+    // (100 + 3·4)·1.25 = 140
+    expect(Number(log.quota)).toBe(140);
+  });
+
+  it('tools: the tool call comes back intact, streamed and not', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { location: { type: 'string' } } },
+        },
+      },
+    ];
+    const res = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'what is the weather in Tokyo' }],
+      tools,
+    });
+    const call = res.choices[0]?.message.tool_calls?.[0];
+    expect(call?.type === 'function' && call.function.name).toBe('get_weather');
+    expect(call?.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ location: 'Tokyo' });
+
+    const stream = client.chat.completions.stream({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'what is the weather in Oslo' }],
+      tools,
+    });
+    const final = await stream.finalChatCompletion();
+    const streamed = final.choices[0]?.message.tool_calls?.[0];
+    expect(streamed?.type === 'function' && JSON.parse(streamed.function.arguments)).toEqual({
+      location: 'Oslo',
+    });
+  });
+
+  it('model mapping: billed and logged under the requested name, upstream gets the mapped one', async () => {
+    fake.on({ model: 'gpt-4o-mini', respond: { usage: { prompt_tokens: 10, completion_tokens: 10 } } });
+    await client.chat.completions.create({
+      model: 'mapped-model',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(fake.requests.at(-1)?.body?.model).toBe('gpt-4o-mini');
+    const log = await lastLog('mapped-model');
+    expect(log.model_name).toBe('mapped-model');
+    // mapped-model ratio 1, completion ratio 1 (unset): 10 + 10 = 20
+    expect(Number(log.quota)).toBe(20);
+    const other = JSON.parse(String(log.other));
+    expect(other.is_model_mapped).toBe(true);
+    expect(other.upstream_model_name).toBe('gpt-4o-mini');
+  });
+
+  it('embeddings (base64 by default in the SDK) decode to the upstream vector', async () => {
+    const res = await client.embeddings.create({ model: 'text-embedding-3-small', input: 'hello world' });
+    expect(res.data[0]?.embedding).toHaveLength(8);
+    const log = await lastLog('text-embedding-3-small');
+    expect(log.model_name).toBe('text-embedding-3-small');
+    expect(Number(log.prompt_tokens)).toBe(2);
+  });
+
+  it('images: priced per image by the fixed model price', async () => {
+    const res = await client.images.generate({
+      model: 'dall-e-3',
+      prompt: 'a cat',
+      n: 2,
+      response_format: 'b64_json',
+    });
+    expect(res.data).toHaveLength(2);
+    const log = await lastLog('dall-e-3');
+    // 0.04 USD · 500000 · 2 images
+    expect(Number(log.quota)).toBe(40_000);
+  });
+
+  it('audio: speech returns the bytes; transcription accepts multipart', async () => {
+    const speech = await client.audio.speech.create({
+      model: 'tts-1',
+      voice: 'alloy',
+      input: 'hello there friend',
+    });
+    const bytes = new Uint8Array(await speech.arrayBuffer());
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(speech.headers.get('content-type')).toMatch(/audio\/mpeg/);
+
+    const tr = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(new Uint8Array(2000), 'a.mp3', { type: 'audio/mpeg' }),
+    });
+    expect(typeof tr.text).toBe('string');
+    expect(fake.requests.at(-1)?.fields).toContain('file');
+  });
+
+  it('moderations pass through', async () => {
+    const res = await client.moderations.create({ model: 'text-moderation-latest', input: 'hello' });
+    expect(res.results).toHaveLength(1);
+  });
+
+  it('lists the models the token may use', async () => {
+    const list = await client.models.list();
+    const ids = list.data.map((m) => m.id);
+    expect(ids).toContain('gpt-4o');
+    expect(ids).toContain('mapped-model');
+  });
+
+  it('errors come back in OpenAI shape through the SDK: bad key, unknown model, unpriced model', async () => {
+    const bad = new OpenAI({ baseURL: client.baseURL, apiKey: 'sk-nope', maxRetries: 0 });
+    await expect(bad.chat.completions.create({ model: 'gpt-4o', messages: [] })).rejects.toBeInstanceOf(
+      OpenAI.AuthenticationError,
+    );
+    await expect(
+      client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 403, code: 'model_price_not_set' });
+    await setOptions(stack, {
+      ModelRatio: JSON.stringify({ 'gpt-4o': 1.25, 'no-route': 1, 'gpt-4o-mini': 0.075 }),
+    });
+    await expect(
+      client.chat.completions.create({ model: 'no-route', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 503, code: 'model_not_found' });
+  });
+
+  it('an upstream 429 reaches the client as a RateLimitError with Retry-After, and nothing is billed', async () => {
+    await reload(stack);
+    const before = await balances();
+    fake.on({ model: 'gpt-4o', respond: { status: 429, headers: { 'retry-after': '7' } } });
+    const err = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(err.headers.get('retry-after')).toBe('7');
+    const after = await balances();
+    expect(after.quota).toBe(before.quota);
+  });
+});
