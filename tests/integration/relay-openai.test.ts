@@ -301,4 +301,51 @@ describe('openai SDK through the relay', () => {
     const after = await balances();
     expect(after.quota).toBe(before.quota);
   });
+
+  it('sensitive words: a prompt with one is refused before any upstream call; an answer with one is stopped and billed', async () => {
+    const before = fake.requests.length;
+    const err = await client.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'say TEST_SENSITIVE now' }] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.code).toBe('sensitive_words_detected');
+    expect(fake.requests.length).toBe(before);
+
+    await setOptions(stack, { CheckSensitiveOnCompletionEnabled: 'true', SensitiveWords: 'forbidden fruit' });
+    try {
+      fake.on({
+        model: 'gpt-4o',
+        respond: {
+          content: 'the Forbidden Fruit is sweet',
+          usage: { prompt_tokens: 4, completion_tokens: 5 },
+        },
+      });
+      const refused = await client.chat.completions
+        .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e) => e);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      // Billed all the same: (4 + 5·4)·1.25 = 30
+      expect(Number((await lastLog('gpt-4o')).quota)).toBe(30);
+
+      fake.reset();
+      fake.on({
+        model: 'gpt-4o',
+        respond: { content: 'one two forbidden fruit three four five', streamDelayMs: 5 },
+      });
+      const stream = await client.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      // Cut before the chunk that completes the word: the client never receives it, nor anything after.
+      expect(text).toBe('one two forbidden');
+    } finally {
+      await setOptions(stack, {
+        CheckSensitiveOnCompletionEnabled: 'false',
+        SensitiveWords: 'test_sensitive',
+      });
+    }
+  });
 });

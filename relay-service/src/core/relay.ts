@@ -30,6 +30,7 @@ import {
   resolvePrice,
 } from './pricing.ts';
 import type { ChannelRecord, Repo } from './repo.ts';
+import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
 import { countPromptTokens, countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 import { usage as makeUsage, type Usage } from './usage.ts';
@@ -134,6 +135,18 @@ export class RelayCore {
     const started = this.#now();
     const { caller } = call;
     const tables = this.priceTables();
+
+    const sensitive = sensitivePolicy(d.options);
+    if (sensitive.onPrompt) {
+      const found = findSensitive(promptText(call.endpoint, call.body), sensitive.words);
+      if (found.length > 0)
+        throw new RelayError({
+          status: 400,
+          message: `sensitive words detected: ${found.join(', ')}`,
+          type: 'invalid_request_error',
+          code: 'sensitive_words_detected',
+        });
+    }
 
     const price = resolvePrice(tables, call.model, caller.group);
     const acceptUnset = caller.user.setting.accept_unset_model_ratio_model === true;
@@ -380,6 +393,29 @@ export class RelayCore {
     }
     const buf = new Uint8Array(await res.arrayBuffer());
     const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
+    const sensitive = sensitivePolicy(d.options);
+    if (sensitive.onCompletion && sensitive.stop) {
+      const found = findSensitive(parsed.completionText, sensitive.words);
+      if (found.length > 0) {
+        // The upstream did the work, so the call is billed; the client gets the refusal instead of the text.
+        await this.#settle(
+          ctx,
+          parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText)),
+          parsed.usage === null,
+          0,
+        );
+        return {
+          ok: false,
+          retryable: false,
+          error: new RelayError({
+            status: 400,
+            message: `the answer contained sensitive words: ${found.join(', ')}`,
+            type: 'invalid_request_error',
+            code: 'sensitive_words_detected',
+          }),
+        };
+      }
+    }
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
@@ -411,6 +447,10 @@ export class RelayCore {
       return finished;
     };
     const idleMs = this.#d.upstreamTimeoutMs;
+    const policy = sensitivePolicy(this.#d.options);
+    const stopWords = policy.onCompletion && policy.stop ? policy.words : [];
+    // Only the tail can hold a word that the last chunk completed.
+    const scanTail = 4096 + Math.max(0, ...stopWords.map((w) => w.length));
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -427,6 +467,17 @@ export class RelayCore {
             return;
           }
           if (!frtMs && conv.tally().sawFirstToken) frtMs = this.#now() - ctx.started;
+          if (
+            stopWords.length > 0 &&
+            findSensitive(conv.tally().completionText.slice(-scanTail), stopWords).length > 0
+          ) {
+            // StopOnSensitiveEnabled: end the answer here (billed for what was produced), as a clean stream end.
+            await reader.cancel().catch(() => {});
+            controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
+            controller.close();
+            await finish();
+            return;
+          }
           controller.enqueue(next.value);
         } catch (err) {
           this.#d.log.warn(`stream ${ctx.requestId} ended early: ${(err as Error).message}`);
