@@ -348,4 +348,80 @@ describe('openai SDK through the relay', () => {
       });
     }
   });
+
+  it('responses API, plain and streamed, billed from its own usage shape', async () => {
+    await setOptions(stack, {
+      ModelRatio: JSON.stringify({
+        'gpt-4o': 1.25,
+        'gpt-4o-mini': 0.075,
+        'mapped-model': 1,
+        'text-embedding-3-small': 0.01,
+      }),
+    });
+    fake.on({
+      model: 'gpt-4o',
+      path: '/responses',
+      respond: { usage: { prompt_tokens: 200, completion_tokens: 100 } },
+    });
+    const res = await client.responses.create({ model: 'gpt-4o', input: 'hello there' });
+    expect(res.output_text).toBe('Hello from gpt-4o');
+    // (200 + 100·4)·1.25 = 750
+    expect(Number((await lastLog('gpt-4o')).quota)).toBe(750);
+
+    const stream = await client.responses.create({ model: 'gpt-4o', input: 'hello', stream: true });
+    let text = '';
+    let completed = false;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = true;
+    }
+    expect(text).toBe('Hello from gpt-4o');
+    expect(completed).toBe(true);
+    const log = await lastLog('gpt-4o');
+    expect(log.is_stream).toBe(true);
+    expect(Number(log.quota)).toBe(750);
+  });
+
+  it('legacy completions and rerank pass through', async () => {
+    const c = await client.completions.create({ model: 'gpt-4o-mini', prompt: 'say hi' });
+    expect(c.choices[0]?.text).toContain('Hello');
+    await setOptions(stack, {
+      ModelRatio: JSON.stringify({ 'gpt-4o-mini': 0.075, 'rerank-1': 0.1, 'gpt-4o': 1.25 }),
+    });
+    await stack.sql(`insert into abilities ("group", model, channel_id, enabled, priority, weight)
+      select 'default', 'rerank-1', channel_id, true, 0, 0 from abilities limit 1`);
+    await reload(stack);
+    const r = await fetch(`${stack.relays[0]!.httpUrl}/v1/rerank`, {
+      method: 'POST',
+      headers: { authorization: `Bearer sk-${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'rerank-1', query: 'cats', documents: ['dogs', 'cats are great'] }),
+    });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { results: { index: number; relevance_score: number }[] };
+    expect(body.results).toHaveLength(2);
+  });
+
+  it('accepts the key in x-api-key, x-goog-api-key and ?key=, and answers unknown or unsupported paths in OpenAI shape', async () => {
+    const base = stack.relays[0]!.httpUrl;
+    for (const init of [
+      { url: `${base}/v1/models`, headers: { 'x-api-key': `sk-${key}` } },
+      { url: `${base}/v1/models`, headers: { 'x-goog-api-key': key } },
+      { url: `${base}/v1/models?key=sk-${key}`, headers: {} },
+    ]) {
+      const res = await fetch(init.url, { headers: init.headers });
+      expect(res.status).toBe(200);
+    }
+    const missing = await fetch(`${base}/v1/nope`, { method: 'POST' });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
+    const files = await fetch(`${base}/v1/files`, { headers: { authorization: `Bearer sk-${key}` } });
+    expect(files.status).toBe(501);
+    expect(((await files.json()) as { error: { code: string } }).error.code).toBe('api_not_implemented');
+    const badJson = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer sk-${key}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    expect(badJson.status).toBe(400);
+  });
 });
