@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { startOAuthFake } from '../fakes/oauth.ts';
+import { startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTurnstileFake } from '../fakes/turnstile.ts';
 
 declare module 'vitest' {
@@ -23,6 +24,8 @@ declare module 'vitest' {
     turnstileURL: string;
     /** OAuth2 fake playing GitHub and LinuxDO (tests/fakes/oauth.ts); its authorize URL is `${oauthURL}/authorize`. */
     oauthURL: string;
+    /** Fake OpenAI upstream (tests/fakes/openai-upstream.ts) that channels in e2e journeys point at. */
+    openaiURL: string;
   }
 }
 
@@ -108,6 +111,7 @@ export default async function setup(project: TestProject) {
     project.provide('redisURL', process.env.E2E_REDIS_URL ?? '');
     project.provide('turnstileURL', process.env.E2E_TURNSTILE_URL ?? '');
     project.provide('oauthURL', process.env.E2E_OAUTH_URL ?? '');
+    project.provide('openaiURL', process.env.E2E_OPENAI_URL ?? '');
     return;
   }
 
@@ -122,6 +126,7 @@ export default async function setup(project: TestProject) {
   const db = await createDatabase();
   const turnstile = await startTurnstileFake();
   const oauth = await startOAuthFake();
+  const openai = await startFakeOpenAI();
   const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
@@ -167,6 +172,7 @@ export default async function setup(project: TestProject) {
   } catch (error) {
     child.kill('SIGTERM');
     await oauth.close().catch(() => {});
+    await openai.close().catch(() => {});
     await db.drop().catch(() => {});
     throw new Error(`${(error as Error).message}\n--- product output ---\n${output.join('')}`);
   }
@@ -175,6 +181,7 @@ export default async function setup(project: TestProject) {
   project.provide('redisURL', redisURL);
   project.provide('turnstileURL', turnstile.url);
   project.provide('oauthURL', oauth.issuer);
+  project.provide('openaiURL', openai.url);
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -188,6 +195,7 @@ export default async function setup(project: TestProject) {
     });
     await turnstile.close();
     await oauth.close();
+    await openai.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }

@@ -39,6 +39,8 @@ export type PipelineOptions = {
   fetch?: typeof fetch;
   /** Billing reporter override (tests); default: gRPC to BILLING_GRPC_URL when set. */
   reporter?: BillingReporter | null;
+  /** How long start waits for the schema to exist (default 120 s). */
+  schemaWaitMs?: number;
 };
 
 export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayPipeline> {
@@ -49,13 +51,24 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
   try {
     pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : createMemoryPubSub();
     const options = new OptionService({ orm, pubsub });
-    await options.load();
     const repo = createRepo(sqlFor(orm));
     const catalog = new Catalog(async () => ({
       channels: await repo.channels(),
       abilities: await repo.enabledAbilities(),
     }));
-    await catalog.reload();
+    // The console (or the migrate Job) may still be creating the schema when the relay starts: wait for it.
+    const waitUntil = Date.now() + (opts.schemaWaitMs ?? 120_000);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await options.load();
+        await catalog.reload();
+        break;
+      } catch (err) {
+        if (Date.now() > waitUntil) throw err;
+        if (attempt === 0) log.info(`waiting for the database schema (${(err as Error).message})`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
     const accounts = new Accounts(repo, cfg.RELAY_ACCOUNT_TTL_MS);
     const reporter =
       opts.reporter !== undefined
