@@ -32,10 +32,14 @@ const RelayEnv = z.object({
   /** How long usage waits in this relay before any relay may report it for a dead instance. */
   RELAY_OUTBOX_SWEEP_AFTER_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   /** Take the client address from X-Forwarded-For (behind an Ingress); loopback proxies are always trusted. */
+  // A boolean is accepted too: startRelay parses again what main.ts already parsed.
   TRUST_PROXY: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+    .default(false),
+  /** Test every enabled and auto-disabled channel this often (0 = only on demand); one relay at a time. */
+  RELAY_CHANNEL_TEST_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
+  /** Poll every enabled channel's upstream balance this often (0 = only on demand); one relay at a time. */
+  RELAY_BALANCE_UPDATE_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),

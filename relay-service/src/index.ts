@@ -65,6 +65,7 @@ export async function startRelay(
         cfg,
         store,
         log,
+        instanceId: info.instanceId,
         ...(opts.fetch ? { fetch: opts.fetch } : {}),
         ...(opts.reporter !== undefined ? { reporter: opts.reporter } : {}),
       });

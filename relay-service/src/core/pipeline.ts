@@ -17,6 +17,7 @@ import { ChannelOps } from './channels.ts';
 import { OutboxForwarder } from './outbox.ts';
 import { RelayCore } from './relay.ts';
 import { createRepo, type Repo, sqlFor } from './repo.ts';
+import { startScheduler } from './scheduler.ts';
 
 export type RelayPipeline = {
   core: RelayCore;
@@ -39,6 +40,8 @@ export type PipelineOptions = {
   fetch?: typeof fetch;
   /** Billing reporter override (tests); default: gRPC to BILLING_GRPC_URL when set. */
   reporter?: BillingReporter | null;
+  /** This relay's id (leader leases). */
+  instanceId: string;
   /** How long start waits for the schema to exist (default 120 s). */
   schemaWaitMs?: number;
 };
@@ -106,6 +109,28 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
     outbox.start();
+    const scheduler = startScheduler({
+      store,
+      holder: opts.instanceId,
+      log,
+      jobs: [
+        {
+          name: 'channel-tests',
+          everyMs: cfg.RELAY_CHANNEL_TEST_INTERVAL_MS,
+          run: async () => {
+            for await (const r of channels.testAll())
+              if (!r.success) log.info(`scheduled test of #${r.channelId}: ${r.message}`);
+          },
+        },
+        {
+          name: 'channel-balances',
+          everyMs: cfg.RELAY_BALANCE_UPDATE_INTERVAL_MS,
+          run: async () => {
+            for await (const _ of channels.updateAllBalances());
+          },
+        },
+      ],
+    });
 
     // Periodic refresh: channel health written by other relays, console edits without an invalidation, and
     // option changes when there is no Redis pub/sub between the processes.
@@ -135,6 +160,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       },
       async stop() {
         clearInterval(sync);
+        await scheduler.stop();
         await outbox.stop();
         reporter?.close();
         await options.close();

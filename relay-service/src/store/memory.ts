@@ -117,6 +117,23 @@ export class MemoryStore implements RelayStore {
     return { ok: true };
   }
 
+  readonly #leases = new Map<string, { holder: string; until: number }>();
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    this.#assertOpen();
+    assertPositiveMs('ttlMs', ttlMs);
+    const now = Date.now();
+    const current = this.#leases.get(name);
+    if (current && current.until > now && current.holder !== holder) return false;
+    this.#leases.set(name, { holder, until: now + ttlMs });
+    return true;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.#assertOpen();
+    if (this.#leases.get(name)?.holder === holder) this.#leases.delete(name);
+  }
+
   async balanceGeneration(account: AccountRef): Promise<number> {
     this.#assertOpen();
     assertAccount(account);

@@ -280,6 +280,15 @@ export class RedisStore implements RelayStore {
   }
 
   /** EVALSHA, falling back to EVAL (which caches the script again) when Redis does not know the SHA. */
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    assertPositiveMs('ttlMs', ttlMs);
+    return Number(await this.#run('acquireLease', [name, holder, String(ttlMs)])) === 1;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.#run('releaseLease', [name, holder]);
+  }
+
   async #run(name: ScriptName, args: string[]): Promise<unknown> {
     this.#assertOpen();
     const source = LUA[name];

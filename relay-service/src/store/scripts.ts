@@ -244,7 +244,27 @@ end
 return removed
 `;
 
+// ARGV: prefix, lease name, holder id, ttl ms. Takes a free lease or extends one this holder already has.
+const ACQUIRE_LEASE = `
+local key = ARGV[1] .. 'lease:' .. ARGV[2]
+local current = redis.call('GET', key)
+if current == false or current == ARGV[3] then
+  redis.call('SET', key, ARGV[3], 'PX', tonumber(ARGV[4]))
+  return 1
+end
+return 0
+`;
+
+// ARGV: prefix, lease name, holder id. Gives the lease up only when this holder has it.
+const RELEASE_LEASE = `
+local key = ARGV[1] .. 'lease:' .. ARGV[2]
+if redis.call('GET', key) == ARGV[3] then redis.call('DEL', key) return 1 end
+return 0
+`;
+
 export const LUA = {
+  acquireLease: ACQUIRE_LEASE,
+  releaseLease: RELEASE_LEASE,
   reserve: RESERVE,
   settle: SETTLE,
   release: RELEASE,

@@ -503,4 +503,21 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
     const bad = { id: 'not-an-id', userId: USER.id, tokenId: null, amount: 1 };
     await expect(s.ackOutbox([bad])).rejects.toThrow(RangeError);
   });
+
+  it('grants a leader lease to one holder at a time, extends it for that holder, and frees it on release or expiry', async () => {
+    const s = await open();
+    const results = await Promise.all(['a', 'b', 'c'].map((h) => s.acquireLease('tests', h, 60_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const leader = ['a', 'b', 'c'][results.indexOf(true)]!;
+    const other = leader === 'a' ? 'b' : 'a';
+    expect(await s.acquireLease('tests', leader, 60_000)).toBe(true);
+    expect(await s.acquireLease('tests', other, 60_000)).toBe(false);
+    expect(await s.acquireLease('balances', other, 60_000)).toBe(true);
+    await s.releaseLease('tests', other); // not the holder: no effect
+    expect(await s.acquireLease('tests', other, 60_000)).toBe(false);
+    await s.releaseLease('tests', leader);
+    expect(await s.acquireLease('tests', other, 50)).toBe(true);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await s.acquireLease('tests', leader, 60_000)).toBe(true);
+  });
 });

@@ -131,4 +131,12 @@ export interface RelayStore {
    * wins), pend −= amount on user and token and bump both generations.
    */
   ackOutbox(entries: readonly Pick<OutboxEntry, 'id' | 'userId' | 'tokenId' | 'amount'>[]): Promise<void>;
+
+  /**
+   * Leader lease (ARCHITECTURE.md §1: scheduled channel tests and balance polling run on one relay at a time):
+   * true when `holder` now has `name` for `ttlMs` (taken free, or extended because it already had it).
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `holder` has it (a stopping leader lets another relay take over at once). */
+  releaseLease(name: string, holder: string): Promise<void>;
 }
