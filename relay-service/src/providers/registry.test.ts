@@ -9,8 +9,12 @@ describe('adaptorFor', () => {
     expect(adaptorFor(3)?.id).toBe('azure');
   });
 
+  it('maps Anthropic (14) to the Claude adaptor', () => {
+    expect(adaptorFor(14)?.id).toBe('anthropic');
+  });
+
   it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 14, 21, 24, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+    for (const type of [2, 21, 24, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

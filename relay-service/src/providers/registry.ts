@@ -1,11 +1,12 @@
 /**
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
+import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 
-export const ADAPTORS: readonly ProviderAdaptor[] = [openaiAdaptor, azureAdaptor];
+export const ADAPTORS: readonly ProviderAdaptor[] = [openaiAdaptor, azureAdaptor, anthropicAdaptor];
 
 const byType = new Map<number, ProviderAdaptor>();
 for (const adaptor of ADAPTORS) {

@@ -1,0 +1,361 @@
+import { describe, expect, it } from 'vitest';
+import { channel, fixture, relayInput, runStream } from '../testing.ts';
+import { createAnthropicAdaptor } from './adaptor.ts';
+
+const NOW = 1_760_000_000_000;
+const adaptor = createAnthropicAdaptor(() => NOW);
+const claude = channel({ type: 14, key: 'sk-ant-key', baseUrl: '' });
+const base = import.meta.url;
+
+const chunksOf = (text: string) =>
+  text
+    .split('\n\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => s.replace(/^data: /, ''))
+    .map((s) => (s === '[DONE]' ? s : JSON.parse(s)));
+
+describe('anthropic adaptor: OpenAI chat → Messages request', () => {
+  it('splits the system prompt, merges consecutive turns, converts images, tools, tool results and stop', () => {
+    const req = adaptor.buildRequest(
+      claude,
+      relayInput({
+        upstreamModel: 'claude-sonnet-4-20250514',
+        stream: true,
+        body: {
+          model: 'x',
+          max_tokens: 300,
+          temperature: 0.5,
+          stop: 'END',
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'developer', content: [{ type: 'text', text: 'Use tools.' }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What is in this image and the weather?' },
+                { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+                { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+              ],
+            },
+            {
+              role: 'assistant',
+              content: 'Checking.',
+              tool_calls: [
+                {
+                  id: 'call_1',
+                  type: 'function',
+                  function: { name: 'get_weather', arguments: '{"location":"Paris"}' },
+                },
+              ],
+            },
+            { role: 'tool', tool_call_id: 'call_1', content: '18°C' },
+            { role: 'user', content: 'Thanks' },
+          ],
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'get_weather',
+                description: 'Weather',
+                parameters: { type: 'object', properties: {} },
+              },
+            },
+          ],
+          tool_choice: 'required',
+        },
+        clientHeaders: new Headers({ 'anthropic-beta': 'prompt-caching-2024-07-31' }),
+      }),
+    );
+    expect(req.url).toBe('https://api.anthropic.com/v1/messages');
+    expect(req.headers.get('x-api-key')).toBe('sk-ant-key');
+    expect(req.headers.get('anthropic-version')).toBe('2023-06-01');
+    expect(req.headers.get('anthropic-beta')).toBe('prompt-caching-2024-07-31');
+    expect(req.headers.get('authorization')).toBeNull();
+    expect(JSON.parse(String(req.body))).toEqual({
+      model: 'claude-sonnet-4-20250514',
+      max_tokens: 300,
+      system: 'Be brief.\n\nUse tools.',
+      stream: true,
+      temperature: 0.5,
+      stop_sequences: ['END'],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this image and the weather?' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { location: 'Paris' } },
+          ],
+        },
+        {
+          // The tool result and the next user message form one user turn (Claude needs alternation).
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'call_1', content: '18°C' },
+            { type: 'text', text: 'Thanks' },
+          ],
+        },
+      ],
+      tools: [
+        { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: {} } },
+      ],
+      tool_choice: { type: 'any' },
+    });
+  });
+
+  it('defaults max_tokens, and turns a -thinking suffix into extended thinking with the budget share', () => {
+    const plain = JSON.parse(
+      String(adaptor.buildRequest(claude, relayInput({ upstreamModel: 'claude-3-5-haiku-20241022' })).body),
+    );
+    expect(plain.max_tokens).toBe(8192);
+    const thinking = JSON.parse(
+      String(
+        adaptor.buildRequest(
+          claude,
+          relayInput({
+            upstreamModel: 'claude-sonnet-4-20250514-thinking',
+            body: { model: 'x', max_tokens: 10000, top_p: 0.9, messages: [{ role: 'user', content: 'hi' }] },
+          }),
+        ).body,
+      ),
+    );
+    expect(thinking.model).toBe('claude-sonnet-4-20250514');
+    expect(thinking.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    expect(thinking.temperature).toBe(1);
+    expect(thinking.top_p).toBeUndefined();
+    // A small max_tokens is raised so the minimum budget (1024) stays below it.
+    const small = JSON.parse(
+      String(
+        adaptor.buildRequest(
+          claude,
+          relayInput({
+            upstreamModel: 'claude-sonnet-4-20250514-thinking',
+            body: { model: 'x', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+          }),
+        ).body,
+      ),
+    );
+    expect(small.thinking.budget_tokens).toBe(1024);
+    expect(small.max_tokens).toBeGreaterThan(1024);
+  });
+
+  it('honours a channel base URL with or without /v1 and never lets param_override change the model', () => {
+    const req = adaptor.buildRequest(
+      { ...claude, baseUrl: 'http://127.0.0.1:9/v1', paramOverride: { model: 'other', top_k: 5 } },
+      relayInput({ upstreamModel: 'claude-3-5-haiku-20241022' }),
+    );
+    expect(req.url).toBe('http://127.0.0.1:9/v1/messages');
+    const body = JSON.parse(String(req.body));
+    expect(body.model).toBe('claude-3-5-haiku-20241022');
+    expect(body.top_k).toBe(5);
+  });
+});
+
+describe('anthropic adaptor: Messages response → OpenAI chat completion', () => {
+  it('maps text and usage; prompt includes cache reads and writes (Claude reports them apart)', () => {
+    const input = relayInput({ upstreamModel: 'claude-sonnet-4-20250514' });
+    const parsed = adaptor.parseResponse(input, {
+      status: 200,
+      headers: new Headers(),
+      body: fixture(base, 'message-text.json'),
+    });
+    expect(parsed.usage).toEqual({
+      promptTokens: 12 + 2000 + 100,
+      completionTokens: 10,
+      cachedTokens: 2000,
+      cacheWriteTokens: 100,
+      reasoningTokens: 0,
+      audioPromptTokens: 0,
+      audioCompletionTokens: 0,
+      imageTokens: 0,
+    });
+    expect(JSON.parse(String(parsed.body))).toEqual({
+      id: 'chatcmpl-01XFDUDYJgAACzvnptvVoYEL',
+      object: 'chat.completion',
+      created: NOW / 1000,
+      model: 'claude-sonnet-4-20250514',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Hello! How can I help you today?' },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: {
+        prompt_tokens: 2112,
+        completion_tokens: 10,
+        total_tokens: 2122,
+        prompt_tokens_details: { cached_tokens: 2000 },
+      },
+    });
+  });
+
+  it('maps thinking to reasoning_content and tool_use to tool_calls with finish_reason tool_calls', () => {
+    const parsed = adaptor.parseResponse(relayInput(), {
+      status: 200,
+      headers: new Headers(),
+      body: fixture(base, 'message-tool-use.json'),
+    });
+    const body = JSON.parse(String(parsed.body));
+    expect(body.choices[0].finish_reason).toBe('tool_calls');
+    expect(body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: "I'll check the weather.",
+      reasoning_content: 'The user wants the weather.',
+      tool_calls: [
+        {
+          id: 'toolu_01A09q90qw90lq917835lq9',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' },
+        },
+      ],
+    });
+    expect(parsed.usage?.promptTokens).toBe(472);
+    expect(parsed.usage?.completionTokens).toBe(89);
+  });
+
+  it("reads Anthropic's error envelope; auth errors carry a type the auto-disable rules know", () => {
+    const err = adaptor.parseError({
+      status: 401,
+      headers: new Headers(),
+      bodyText: new TextDecoder().decode(fixture(base, 'error-auth.json')),
+    });
+    expect(err).toEqual({
+      status: 401,
+      message: 'invalid x-api-key',
+      type: 'authentication_error',
+      code: 'authentication_error',
+    });
+    expect(
+      adaptor.parseError({ status: 502, headers: new Headers(), bodyText: '<html><b>Bad gateway</b></html>' })
+        .message,
+    ).toBe('Bad gateway');
+  });
+});
+
+describe('anthropic adaptor: stream events → OpenAI chunks', () => {
+  it('text stream: role chunk, deltas, finish chunk, usage chunk only when asked, one [DONE]', async () => {
+    const withUsage = relayInput({
+      upstreamModel: 'claude-sonnet-4-20250514',
+      stream: true,
+      body: { model: 'x', stream: true, stream_options: { include_usage: true }, messages: [] },
+    });
+    const { text, tally } = await runStream(adaptor.streamConversion(withUsage), [
+      fixture(base, 'stream-text.sse'),
+    ]);
+    const chunks = chunksOf(text);
+    const common = {
+      id: 'chatcmpl-1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY',
+      object: 'chat.completion.chunk',
+      created: NOW / 1000,
+      model: 'claude-sonnet-4-20250514',
+    };
+    expect(chunks).toEqual([
+      {
+        ...common,
+        choices: [
+          { index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null },
+        ],
+      },
+      {
+        ...common,
+        choices: [{ index: 0, delta: { content: 'Hello' }, finish_reason: null, logprobs: null }],
+      },
+      { ...common, choices: [{ index: 0, delta: { content: '!' }, finish_reason: null, logprobs: null }] },
+      { ...common, choices: [{ index: 0, delta: {}, finish_reason: 'stop', logprobs: null }] },
+      {
+        ...common,
+        choices: [],
+        usage: {
+          prompt_tokens: 1025,
+          completion_tokens: 15,
+          total_tokens: 1040,
+          prompt_tokens_details: { cached_tokens: 1000 },
+        },
+      },
+      '[DONE]',
+    ]);
+    expect(tally).toEqual({
+      usage: expect.objectContaining({ promptTokens: 1025, completionTokens: 15, cachedTokens: 1000 }),
+      completionText: 'Hello!',
+      sawFirstToken: true,
+    });
+
+    const without = relayInput({ upstreamModel: 'claude-sonnet-4-20250514', stream: true });
+    const plain = await runStream(adaptor.streamConversion(without), [fixture(base, 'stream-text.sse')]);
+    expect(chunksOf(plain.text).some((c) => typeof c === 'object' && 'usage' in c)).toBe(false);
+    expect(plain.tally.usage?.completionTokens).toBe(15);
+  });
+
+  it('thinking and tool_use stream: reasoning_content, tool call id/name then argument fragments, signature dropped', async () => {
+    const { text, tally } = await runStream(adaptor.streamConversion(relayInput({ stream: true })), [
+      fixture(base, 'stream-thinking-tool.sse'),
+    ]);
+    const deltas = chunksOf(text)
+      .filter((c) => c !== '[DONE]')
+      .map((c) => ({ delta: c.choices[0].delta, finish: c.choices[0].finish_reason }));
+    expect(deltas).toEqual([
+      { delta: { role: 'assistant', content: '' }, finish: null },
+      { delta: { reasoning_content: 'Need the weather tool.' }, finish: null },
+      {
+        delta: {
+          tool_calls: [
+            {
+              index: 0,
+              id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '' },
+            },
+          ],
+        },
+        finish: null,
+      },
+      { delta: { tool_calls: [{ index: 0, function: { arguments: '' } }] }, finish: null },
+      {
+        delta: { tool_calls: [{ index: 0, function: { arguments: '{"location": "San Fra' } }] },
+        finish: null,
+      },
+      { delta: { tool_calls: [{ index: 0, function: { arguments: 'ncisco, CA"}' } }] }, finish: null },
+      { delta: {}, finish: 'tool_calls' },
+    ]);
+    expect(tally.usage?.completionTokens).toBe(89);
+    expect(tally.usage?.promptTokens).toBe(400);
+  });
+
+  it('gives the same output when the stream is split at every byte', async () => {
+    const bytes = fixture(base, 'stream-thinking-tool.sse');
+    const whole = await runStream(adaptor.streamConversion(relayInput({ stream: true })), [bytes]);
+    const pieces = Array.from(bytes, (_, i) => bytes.subarray(i, i + 1));
+    const split = await runStream(adaptor.streamConversion(relayInput({ stream: true })), pieces);
+    expect(split.text).toBe(whole.text);
+    expect(split.tally).toEqual(whole.tally);
+  });
+
+  it('passes a stream error event on as an OpenAI error chunk and still ends with [DONE]', async () => {
+    const { text } = await runStream(adaptor.streamConversion(relayInput({ stream: true })), [
+      fixture(base, 'stream-error.sse'),
+    ]);
+    const chunks = chunksOf(text);
+    expect(chunks).toContainEqual({ error: { message: 'Overloaded', type: 'overloaded_error' } });
+    expect(chunks.at(-1)).toBe('[DONE]');
+  });
+
+  it('lists upstream models from /v1/models', () => {
+    const req = adaptor.modelsRequest!(claude);
+    expect(req.url).toBe('https://api.anthropic.com/v1/models?limit=1000');
+    expect(
+      adaptor.parseModels!({
+        data: [{ id: 'claude-opus-4-20250514', type: 'model' }, { id: 'claude-3-5-haiku-20241022' }],
+      }),
+    ).toEqual(['claude-opus-4-20250514', 'claude-3-5-haiku-20241022']);
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * OpenAI chat request → Anthropic Messages request (https://docs.anthropic.com/en/api/messages). Claude wants
+ * the system prompt apart, strictly alternating user/assistant turns, tool results inside a user turn, images
+ * as base64 or URL sources, and `max_tokens` always set. A `-thinking` model suffix turns extended thinking on
+ * (gateway-behaviour §5: budget = a share of max_tokens, temperature 1, no top_p).
+ */
+import type { ChannelConfig, RelayInput } from '../types.ts';
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export const ANTHROPIC_DEFAULT_BASE = 'https://api.anthropic.com';
+export const ANTHROPIC_VERSION = '2023-06-01';
+/** Used when the client sets no max_tokens (claude.default_max_tokens default). */
+export const DEFAULT_MAX_TOKENS = 8192;
+/** Share of max_tokens given to thinking for `-thinking` models (claude.thinking_adapter_budget_tokens_percentage). */
+export const THINKING_BUDGET_SHARE = 0.8;
+/** Anthropic's smallest accepted thinking budget. */
+const MIN_THINKING_BUDGET = 1024;
+
+type Block = Obj;
+type Turn = { role: 'user' | 'assistant'; content: Block[] };
+
+/** `data:image/png;base64,....` or an http(s) URL → a Claude image source. */
+function imageBlock(url: string): Block | null {
+  const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (m) return { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } };
+  if (/^https?:\/\//.test(url)) return { type: 'image', source: { type: 'url', url } };
+  return null;
+}
+
+function contentBlocks(content: unknown): Block[] {
+  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  const out: Block[] = [];
+  for (const part of content) {
+    if (!isObject(part)) continue;
+    if (part.type === 'text' && str(part.text)) out.push({ type: 'text', text: part.text });
+    else if (part.type === 'image_url') {
+      const url = isObject(part.image_url) ? str(part.image_url.url) : str(part.image_url);
+      const block = imageBlock(url);
+      if (block) out.push(block);
+    }
+  }
+  return out;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  return contentBlocks(content)
+    .filter((b) => b.type === 'text')
+    .map((b) => str(b.text))
+    .join('\n');
+}
+
+function parseArguments(args: unknown): unknown {
+  if (typeof args !== 'string' || args.trim() === '') return {};
+  try {
+    const v = JSON.parse(args);
+    return isObject(v) ? v : { value: v };
+  } catch {
+    return { raw: args };
+  }
+}
+
+/** Appends to the last turn when the role repeats: Claude rejects two user (or assistant) turns in a row. */
+function push(turns: Turn[], role: Turn['role'], blocks: Block[]): void {
+  if (blocks.length === 0) return;
+  const last = turns.at(-1);
+  if (last && last.role === role) last.content.push(...blocks);
+  else turns.push({ role, content: blocks });
+}
+
+export function toClaudeMessages(messages: unknown): { system: string; turns: Turn[] } {
+  const system: string[] = [];
+  const turns: Turn[] = [];
+  for (const m of Array.isArray(messages) ? messages : []) {
+    if (!isObject(m)) continue;
+    switch (m.role) {
+      case 'system':
+      case 'developer': {
+        const t = textOf(m.content);
+        if (t) system.push(t);
+        break;
+      }
+      case 'assistant': {
+        const blocks = contentBlocks(m.content);
+        for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
+          if (!isObject(call) || !isObject(call.function)) continue;
+          blocks.push({
+            type: 'tool_use',
+            id: str(call.id),
+            name: str(call.function.name),
+            input: parseArguments(call.function.arguments),
+          });
+        }
+        push(turns, 'assistant', blocks);
+        break;
+      }
+      case 'tool': {
+        push(turns, 'user', [
+          { type: 'tool_result', tool_use_id: str(m.tool_call_id), content: textOf(m.content) },
+        ]);
+        break;
+      }
+      default:
+        push(turns, 'user', contentBlocks(m.content));
+    }
+  }
+  return { system: system.join('\n\n'), turns };
+}
+
+function toClaudeTools(tools: unknown): Block[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const out: Block[] = [];
+  for (const t of tools) {
+    if (!isObject(t) || !isObject(t.function)) continue;
+    const fn = t.function;
+    out.push({
+      name: str(fn.name),
+      ...(str(fn.description) ? { description: fn.description } : {}),
+      input_schema: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} },
+    });
+  }
+  return out.length ? out : undefined;
+}
+
+function toClaudeToolChoice(choice: unknown): Block | undefined {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'required') return { type: 'any' };
+  if (choice === 'none') return { type: 'none' };
+  if (isObject(choice) && isObject(choice.function)) return { type: 'tool', name: str(choice.function.name) };
+  return undefined;
+}
+
+/** The Claude model and thinking settings for a requested name (`-thinking` suffix = extended thinking). */
+export function thinkingModel(model: string): { model: string; thinking: boolean } {
+  return model.endsWith('-thinking')
+    ? { model: model.slice(0, -'-thinking'.length), thinking: true }
+    : { model, thinking: false };
+}
+
+export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj {
+  const body = input.body as Obj;
+  const { model, thinking } = thinkingModel(input.upstreamModel);
+  const { system, turns } = toClaudeMessages(body.messages);
+  const maxTokens = [body.max_completion_tokens, body.max_tokens].find(
+    (v) => typeof v === 'number' && v > 0,
+  ) as number | undefined;
+  const out: Obj = {
+    model,
+    max_tokens: maxTokens ?? DEFAULT_MAX_TOKENS,
+    messages: turns,
+  };
+  if (system) out.system = system;
+  if (input.stream) out.stream = true;
+  if (typeof body.temperature === 'number') out.temperature = Math.min(1, body.temperature);
+  if (typeof body.top_p === 'number') out.top_p = body.top_p;
+  if (typeof body.top_k === 'number') out.top_k = body.top_k;
+  const stop = typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop : undefined;
+  if (stop?.length) out.stop_sequences = stop;
+  const tools = toClaudeTools(body.tools);
+  if (tools) out.tools = tools;
+  const choice = toClaudeToolChoice(body.tool_choice);
+  if (choice && tools) out.tool_choice = choice;
+  if (str(body.user)) out.metadata = { user_id: body.user };
+  if (thinking) {
+    const budget = Math.max(
+      MIN_THINKING_BUDGET,
+      Math.floor((out.max_tokens as number) * THINKING_BUDGET_SHARE),
+    );
+    // The budget must stay below max_tokens: raise max_tokens when the share of a small one is under the minimum.
+    if (budget >= (out.max_tokens as number)) out.max_tokens = budget + MIN_THINKING_BUDGET;
+    out.thinking = { type: 'enabled', budget_tokens: budget };
+    out.temperature = 1;
+    delete out.top_p;
+    delete out.top_k;
+  }
+  return out;
+}
