@@ -1,0 +1,168 @@
+/**
+ * The official openai SDK against the relay in front of a Claude channel (type 14): the relay converts OpenAI
+ * chat to Anthropic Messages and back, streamed and not, with tools and the -thinking suffix, and bills with
+ * Claude's semantics (input excludes cache reads and writes, each billed at its own ratio).
+ */
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-upstream.ts';
+import {
+  drained,
+  type Stack,
+  seedChannel,
+  seedToken,
+  seedUser,
+  setOptions,
+  startStack,
+} from './relay-stack.ts';
+
+let stack: Stack;
+let fake: FakeAnthropic;
+let client: OpenAI;
+let userId: number;
+const MODEL = 'claude-sonnet-4-20250514';
+
+beforeAll(async () => {
+  fake = await startFakeAnthropic({ keys: ['sk-ant-channel'] });
+  stack = await startStack({ suffix: 'relay_claude' });
+  userId = (await seedUser(stack, { quota: 10_000_000 })).id;
+  const token = await seedToken(stack, userId, { unlimited: true });
+  await seedChannel(stack, {
+    type: 14,
+    baseUrl: fake.url,
+    key: 'sk-ant-channel',
+    models: [MODEL, `${MODEL}-thinking`],
+  });
+  await setOptions(stack, {
+    ModelRatio: JSON.stringify({ [MODEL]: 1.5, [`${MODEL}-thinking`]: 1.5 }),
+    CompletionRatio: JSON.stringify({ [MODEL]: 5, [`${MODEL}-thinking`]: 5 }),
+    CacheRatio: JSON.stringify({ [MODEL]: 0.1 }),
+    CreateCacheRatio: JSON.stringify({ [MODEL]: 1.25 }),
+  });
+  client = new OpenAI({
+    baseURL: `${stack.relays[0]!.httpUrl}/v1`,
+    apiKey: `sk-${token.key}`,
+    maxRetries: 0,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await fake?.close();
+});
+
+beforeEach(() => fake.reset());
+
+async function lastLog(model: string) {
+  await drained(stack);
+  const [row] = await stack.sql<Record<string, unknown>>(
+    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
+    [userId, model],
+  );
+  return row!;
+}
+
+describe('openai SDK through the relay to a Claude channel', () => {
+  it('converts a chat call and bills cache reads and writes at their own ratios', async () => {
+    fake.on({
+      respond: {
+        content: 'Bonjour',
+        usage: {
+          input_tokens: 100,
+          cache_read_input_tokens: 1000,
+          cache_creation_input_tokens: 200,
+          output_tokens: 50,
+        },
+      },
+    });
+    const res = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'Hello' },
+      ],
+    });
+    expect(res.choices[0]?.message.content).toBe('Bonjour');
+    expect(res.usage?.prompt_tokens).toBe(1300);
+    const sent = fake.requests.at(-1)!;
+    expect(sent.headers['x-api-key']).toBe('sk-ant-channel');
+    expect(sent.body?.system).toBe('Answer in French.');
+    expect(sent.body?.max_tokens).toBe(8192);
+    const log = await lastLog(MODEL);
+    // (100 + 1000·0.1 + 200·1.25 + 50·5)·1.5 = (100 + 100 + 250 + 250)·1.5 = 1050
+    expect(Number(log.quota)).toBe(1050);
+    expect(Number(log.prompt_tokens)).toBe(1300);
+    const other = JSON.parse(String(log.other));
+    expect(other.cache_tokens).toBe(1000);
+    expect(other.cache_creation_tokens).toBe(200);
+  });
+
+  it('streams with usage, and a tool call round trip keeps ids and arguments', async () => {
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    expect(text).toBe(`Hello from ${MODEL}`);
+    expect(usage?.completion_tokens).toBe(3);
+    expect((await lastLog(MODEL)).is_stream).toBe(true);
+
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } },
+    ];
+    const first = await client.chat.completions
+      .stream({ model: MODEL, messages: [{ role: 'user', content: 'weather in Lyon' }], tools })
+      .finalChatCompletion();
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(call?.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ location: 'Lyon' });
+    // Send the tool result back: Claude receives tool_use and tool_result blocks with the same id.
+    await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        { role: 'user', content: 'weather in Lyon' },
+        first.choices[0]!.message as OpenAI.ChatCompletionMessageParam,
+        { role: 'tool', tool_call_id: call!.id, content: '21°C' },
+      ],
+      tools,
+    });
+    const turns = fake.requests.at(-1)?.body?.messages as {
+      role: string;
+      content: { type: string; id?: string; tool_use_id?: string }[];
+    }[];
+    expect(turns.map((t) => t.role)).toEqual(['user', 'assistant', 'user']);
+    expect(turns[1]?.content.find((b) => b.type === 'tool_use')?.id).toBe(call!.id);
+    expect(turns[2]?.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call!.id });
+  });
+
+  it('the -thinking model enables extended thinking upstream and returns reasoning_content', async () => {
+    const res = await client.chat.completions.create({
+      model: `${MODEL}-thinking`,
+      max_tokens: 4000,
+      messages: [{ role: 'user', content: 'think' }],
+    });
+    const sent = fake.requests.at(-1)!.body!;
+    expect(sent.model).toBe(MODEL);
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 3200 });
+    expect((res.choices[0]?.message as { reasoning_content?: string }).reasoning_content).toBe(
+      'Let me think.',
+    );
+  });
+
+  it('an upstream Claude error reaches the OpenAI client in OpenAI shape', async () => {
+    fake.on({ respond: { status: 529, error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    const err = await client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err.status).toBe(529);
+    expect(err.message).toMatch(/Overloaded/);
+  });
+});
