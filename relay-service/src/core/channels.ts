@@ -162,16 +162,19 @@ export class ChannelOps {
       ch.autoBan &&
       d.options.get('AutomaticDisableChannelEnabled')
     ) {
-      await d.core.disableChannel(ch, disable);
-      status = 3;
-    } else if (success && ch.status === 3 && d.options.get('AutomaticEnableChannelEnabled')) {
-      await d.repo.setChannelStatus(ch.id, 1, { ...ch.otherInfo, status_reason: '', status_time: nowS });
+      if (await d.core.disableChannel(ch, disable)) status = 3;
+    } else if (
+      success &&
+      ch.status === 3 &&
+      d.options.get('AutomaticEnableChannelEnabled') &&
+      (await d.repo.setChannelStatus(ch.id, 1, { ...ch.otherInfo, status_reason: '', status_time: nowS }, 3))
+    ) {
       d.catalog.markStatus(ch.id, 1);
       status = 1;
       d.log.info(`channel #${ch.id} ${ch.name} re-enabled after a passing test`);
     }
-    if (success && usage)
-      await this.#logTest(ch, model, upstreamModel, endpoint, body, usage, responseTimeMs);
+    // The upstream served it (usage reported), so it is logged even when too slow to pass.
+    if (usage) await this.#logTest(ch, model, upstreamModel, endpoint, body, usage, responseTimeMs);
     return { ...base, success, message, responseTimeMs, status };
   }
 
@@ -187,7 +190,9 @@ export class ChannelOps {
   ): Promise<void> {
     const d = this.#d;
     const tables = priceTablesFrom(d.options);
-    const group = ch.groups[0] ?? 'default';
+    // The test runs as root in root's group (gateway-behaviour §2 "Identity"), not in the channel's group.
+    const root = await d.repo.userById(ROOT_USER_ID);
+    const group = root?.group || 'default';
     const price =
       resolvePrice(tables, model, group in tables.groupRatio ? group : 'default') ??
       resolvePrice({ ...tables, selfUseMode: true }, model, 'default');
@@ -290,8 +295,19 @@ export class ChannelOps {
         message: 'this channel type has no model list',
         type: 'unsupported',
       });
-    const res = await this.#send(adaptor.modelsRequest(cfg));
-    const text = await res.text();
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.#send(adaptor.modelsRequest(cfg));
+      text = await res.text();
+    } catch (err) {
+      // Unreachable upstream (wrong base URL, DNS, timeout): a refusal the admin can act on, not INTERNAL.
+      throw new RelayError({
+        status: 502,
+        message: `the upstream could not be reached: ${(err as Error).message}`,
+        type: 'upstream_error',
+      });
+    }
     if (res.status !== 200) {
       const err = adaptor.parseError({ status: res.status, headers: res.headers, bodyText: text });
       throw new RelayError({

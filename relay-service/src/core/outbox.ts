@@ -7,7 +7,10 @@
  */
 import type { BillingReporter } from '../grpc/billing-client.ts';
 import type { Logger } from '../log.ts';
-import type { OutboxEntry, RelayStore } from '../store/types.ts';
+import type { AccountRef, OutboxEntry, RelayStore } from '../store/types.ts';
+
+/** Outbox id prefix of an event the store could not take (settled while it was down): reported from memory only. */
+export const LOCAL_ENTRY_PREFIX = 'local:';
 
 export type OutboxOptions = {
   store: RelayStore;
@@ -111,7 +114,17 @@ export class OutboxForwarder {
       const done = batch.filter((e) => byId.has(e.requestId));
       for (const a of acks)
         if (a.status === 'rejected') log.error(`billing rejected usage ${a.requestId}: ${a.message}`);
-      await store.ackOutbox(done);
+      // Entries the store never took (settled while it was down) have nothing to remove there, and no pend
+      // covered their charge: drop the cached balances (bumping generations), so that a balance loaded from
+      // PostgreSQL before Billing committed them is read again.
+      const local = done.filter((e) => e.id.startsWith(LOCAL_ENTRY_PREFIX));
+      await store.ackOutbox(done.filter((e) => !e.id.startsWith(LOCAL_ENTRY_PREFIX)));
+      const accounts = new Map<string, AccountRef>();
+      for (const e of local) {
+        accounts.set(`u${e.userId}`, { kind: 'user', id: e.userId });
+        if (e.tokenId !== null) accounts.set(`t${e.tokenId}`, { kind: 'token', id: e.tokenId });
+      }
+      for (const a of accounts.values()) await store.invalidateBalance(a);
       if (this.#billingDown) log.info('billing reachable again; outbox draining');
       this.#billingDown = false;
       this.#backoffUntil = 0;

@@ -205,14 +205,24 @@ export function createRepo(sql: Sql) {
       }));
     },
 
-    /** Channel health (the only channel columns the relay writes). Abilities follow the status. */
-    async setChannelStatus(id: number, status: number, otherInfo: Record<string, unknown>): Promise<void> {
-      await sql(`update channels set status = ?, other_info = ? where id = ?`, [
-        status,
-        JSON.stringify(otherInfo),
-        id,
-      ]);
+    /**
+     * Channel health (the only channel columns the relay writes). Abilities follow the status. Only from the
+     * status `from`: an administrator's manual disable (2) made after this relay loaded the channel must win.
+     * False when the channel was not in `from` any more.
+     */
+    async setChannelStatus(
+      id: number,
+      status: number,
+      otherInfo: Record<string, unknown>,
+      from: number,
+    ): Promise<boolean> {
+      const changed = await sql(
+        `update channels set status = ?, other_info = ? where id = ? and status = ? returning id`,
+        [status, JSON.stringify(otherInfo), id, from],
+      );
+      if (changed.length === 0) return false;
       await sql(`update abilities set enabled = ? where channel_id = ?`, [status === 1, id]);
+      return true;
     },
 
     async recordChannelTest(id: number, responseTimeMs: number, testTime: number): Promise<void> {

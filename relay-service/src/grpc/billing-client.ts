@@ -24,7 +24,12 @@ const statuses: Partial<Record<UsageAckStatus, AckResult['status']>> = {
 };
 
 export function createBillingReporter(address: string): BillingReporter {
-  const client = new BillingServiceClient(address, credentials.createInsecure());
+  // grpc-js backs reconnects off up to 120 s; a restarted Billing (a deploy) should be seen within seconds, and
+  // the outbox already paces its retries.
+  const client = new BillingServiceClient(address, credentials.createInsecure(), {
+    'grpc.initial_reconnect_backoff_ms': 250,
+    'grpc.max_reconnect_backoff_ms': 2_000,
+  });
   return {
     report(payloads, timeoutMs) {
       const events = payloads.map((p) => UsageEvent.fromJSON(JSON.parse(p)));

@@ -110,6 +110,9 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     const usable = p.options.get('UserUsableGroups');
     if (group !== user.group && !(group in usable))
       throw new RpcError(status.PERMISSION_DENIED, `group ${group} is not usable by this user`);
+    // As checkToken does for keys: pricing an unrated group would fail later as an internal error.
+    if (!(group in p.options.get('GroupRatio')))
+      throw new RpcError(status.PERMISSION_DENIED, `group ${group} has no ratio set`);
     return { token: null, user, group, pinnedChannelId: null, tokenName: `playground-${group}` };
   }
 
