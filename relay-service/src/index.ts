@@ -8,6 +8,7 @@ import { createRuntimeInfo, type RuntimeInfo } from './core/runtime-info.ts';
 import type { BillingReporter } from './grpc/billing-client.ts';
 import { startRelayGrpc } from './grpc/server.ts';
 import { createHttpApp } from './http/app.ts';
+import { createClaudeFront } from './http/claude.ts';
 import { createOpenAiFront } from './http/openai.ts';
 import { createLogger, type Logger } from './log.ts';
 import { serveHttp } from './runtime.ts';
@@ -72,7 +73,13 @@ export async function startRelay(
     } else {
       log.warn('DATABASE_URL is not set: the model API answers 503 until the relay has a database');
     }
-    const fronts = pipeline ? [createOpenAiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY })] : undefined;
+    const fronts = pipeline
+      ? [
+          // Claude first: it owns /v1/messages and answers GET /v1/models for Claude clients.
+          createClaudeFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
+          createOpenAiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
+        ]
+      : undefined;
     const app = createHttpApp({ store, log, isDraining: () => draining, ...(fronts ? { fronts } : {}) });
     http = await serveHttp(app.fetch, { port: cfg.RELAY_PORT, hostname: cfg.RELAY_HOST });
     grpc = await startRelayGrpc({

@@ -3,9 +3,11 @@
  * chat to Anthropic Messages and back, streamed and not, with tools and the -thinking suffix, and bills with
  * Claude's semantics (input excludes cache reads and writes, each billed at its own ratio).
  */
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-upstream.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import {
   drained,
   type Stack,
@@ -19,11 +21,14 @@ import {
 let stack: Stack;
 let fake: FakeAnthropic;
 let client: OpenAI;
+let claude: Anthropic;
+let openaiFake: FakeOpenAI;
 let userId: number;
 const MODEL = 'claude-sonnet-4-20250514';
 
 beforeAll(async () => {
   fake = await startFakeAnthropic({ keys: ['sk-ant-channel'] });
+  openaiFake = await startFakeOpenAI();
   stack = await startStack({ suffix: 'relay_claude' });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   const token = await seedToken(stack, userId, { unlimited: true });
@@ -33,9 +38,10 @@ beforeAll(async () => {
     key: 'sk-ant-channel',
     models: [MODEL, `${MODEL}-thinking`],
   });
+  await seedChannel(stack, { type: 1, baseUrl: openaiFake.url, models: ['gpt-4o'] });
   await setOptions(stack, {
-    ModelRatio: JSON.stringify({ [MODEL]: 1.5, [`${MODEL}-thinking`]: 1.5 }),
-    CompletionRatio: JSON.stringify({ [MODEL]: 5, [`${MODEL}-thinking`]: 5 }),
+    ModelRatio: JSON.stringify({ [MODEL]: 1.5, [`${MODEL}-thinking`]: 1.5, 'gpt-4o': 1.25 }),
+    CompletionRatio: JSON.stringify({ [MODEL]: 5, [`${MODEL}-thinking`]: 5, 'gpt-4o': 4 }),
     CacheRatio: JSON.stringify({ [MODEL]: 0.1 }),
     CreateCacheRatio: JSON.stringify({ [MODEL]: 1.25 }),
   });
@@ -44,14 +50,21 @@ beforeAll(async () => {
     apiKey: `sk-${token.key}`,
     maxRetries: 0,
   });
+  claude = new Anthropic({ baseURL: stack.relays[0]!.httpUrl, apiKey: `sk-${token.key}`, maxRetries: 0 });
 }, 60_000);
 
 afterAll(async () => {
   await stack?.close();
   await fake?.close();
+  await openaiFake?.close();
 });
 
-beforeEach(() => fake.reset());
+beforeEach(async () => {
+  fake.reset();
+  openaiFake.reset();
+  // Earlier tests' last calls are billed before this test looks at "the newest log row".
+  await drained(stack);
+});
 
 async function lastLog(model: string) {
   await drained(stack);
@@ -151,7 +164,7 @@ describe('openai SDK through the relay to a Claude channel', () => {
     const sent = fake.requests.at(-1)!.body!;
     expect(sent.model).toBe(MODEL);
     expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 3200 });
-    expect((res.choices[0]?.message as { reasoning_content?: string }).reasoning_content).toBe(
+    expect((res.choices[0]?.message as { reasoning_content?: string } | undefined)?.reasoning_content).toBe(
       'Let me think.',
     );
   });
@@ -164,5 +177,122 @@ describe('openai SDK through the relay to a Claude channel', () => {
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.status).toBe(529);
     expect(err.message).toMatch(/Overloaded/);
+  });
+});
+
+describe('the Anthropic SDK through the relay (/v1/messages)', () => {
+  it('reaches a Claude channel natively: body and answer pass through, cache usage billed the Claude way', async () => {
+    fake.on({
+      respond: {
+        usage: {
+          input_tokens: 100,
+          cache_read_input_tokens: 1000,
+          cache_creation_input_tokens: 200,
+          output_tokens: 50,
+        },
+      },
+    });
+    const msg = await claude.messages.create({
+      model: MODEL,
+      max_tokens: 256,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
+    expect(msg.content).toEqual([{ type: 'text', text: `Hello from ${MODEL}` }]);
+    expect(msg.usage.cache_read_input_tokens).toBe(1000);
+    // Passed through untouched: cache_control survives, the channel key replaces the client's.
+    const sent = fake.requests.at(-1)!;
+    expect(sent.body?.system).toEqual([
+      { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(sent.headers['x-api-key']).toBe('sk-ant-channel');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect(Number((await lastLog(MODEL)).quota)).toBe(1050);
+  });
+
+  it('streams natively with thinking and tools intact', async () => {
+    const stream = claude.messages.stream({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+      messages: [{ role: 'user', content: 'weather in Rome' }],
+    });
+    const final = await stream.finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'thinking', signature: 'sig_fake' });
+    const use = final.content.find((b) => b.type === 'tool_use');
+    expect(use?.type === 'tool_use' && use.input).toEqual({ location: 'Rome' });
+    const log = await lastLog(MODEL);
+    expect(log.is_stream).toBe(true);
+  });
+
+  it('reaches an OpenAI channel through the bridge, plain and streamed, with tools', async () => {
+    openaiFake.on({ model: 'gpt-4o', respond: { usage: { prompt_tokens: 100, completion_tokens: 10 } } });
+    const msg = await claude.messages.create({
+      model: 'gpt-4o',
+      max_tokens: 100,
+      system: 'sys',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(msg.type).toBe('message');
+    expect(msg.content).toEqual([{ type: 'text', text: 'Hello from gpt-4o' }]);
+    expect(msg.stop_reason).toBe('end_turn');
+    expect(msg.usage.input_tokens).toBe(100);
+    const chat = openaiFake.requests.at(-1)!.body!;
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'hi' },
+    ]);
+    // (100 + 10·4)·1.25 = 175
+    expect(Number((await lastLog('gpt-4o')).quota)).toBe(175);
+
+    let text = '';
+    const stream = claude.messages.stream({
+      model: 'gpt-4o',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    stream.on('text', (t) => {
+      text += t;
+    });
+    const final = await stream.finalMessage();
+    expect(text).toBe('Hello from gpt-4o');
+    expect(final.usage.output_tokens).toBe(10);
+
+    const tools: Anthropic.Tool[] = [
+      { name: 'get_weather', input_schema: { type: 'object', properties: {} } },
+    ];
+    const withTool = await claude.messages
+      .stream({
+        model: 'gpt-4o',
+        max_tokens: 100,
+        tools,
+        messages: [{ role: 'user', content: 'weather in Nice' }],
+      })
+      .finalMessage();
+    expect(withTool.stop_reason).toBe('tool_use');
+    const use = withTool.content.find((b) => b.type === 'tool_use');
+    expect(use?.type === 'tool_use' && use.input).toEqual({ location: 'Nice' });
+  });
+
+  it('answers errors in Claude shape, counts tokens, and lists models for Claude clients', async () => {
+    const bad = new Anthropic({ baseURL: stack.relays[0]!.httpUrl, apiKey: 'sk-wrong', maxRetries: 0 });
+    await expect(
+      bad.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    fake.on({ respond: { status: 529, error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    const err = await claude.messages
+      .create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
+    expect(err.status).toBe(529);
+    expect(err.error?.error?.type).toBe('overloaded_error');
+
+    const count = await claude.messages.countTokens({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hello world' }],
+    });
+    expect(count.input_tokens).toBeGreaterThan(0);
+    const models = await claude.models.list();
+    expect(models.data.map((m) => m.id)).toContain(MODEL);
   });
 });

@@ -403,11 +403,12 @@ describe('openai SDK through the relay', () => {
 
   it('accepts the key in x-api-key, x-goog-api-key and ?key=, and answers unknown or unsupported paths in OpenAI shape', async () => {
     const base = stack.relays[0]!.httpUrl;
-    for (const init of [
+    const cases: { url: string; headers: Record<string, string> }[] = [
       { url: `${base}/v1/models`, headers: { 'x-api-key': `sk-${key}` } },
       { url: `${base}/v1/models`, headers: { 'x-goog-api-key': key } },
       { url: `${base}/v1/models?key=sk-${key}`, headers: {} },
-    ]) {
+    ];
+    for (const init of cases) {
       const res = await fetch(init.url, { headers: init.headers });
       expect(res.status).toBe(200);
     }

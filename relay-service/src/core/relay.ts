@@ -7,6 +7,7 @@
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import type { Logger } from '../log.ts';
+import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
   ChannelConfig,
@@ -19,6 +20,7 @@ import type { AccountRef, OutboxEntry, RateLimit, RelayStore } from '../store/ty
 import type { Caller } from './auth.ts';
 import { type Catalog, hasRoute, selectChannel } from './catalog.ts';
 import { RelayError } from './errors.ts';
+import { LOCAL_ENTRY_PREFIX } from './outbox.ts';
 import {
   computeQuota,
   estimateQuota,
@@ -68,7 +70,7 @@ export type RelayDeps = {
 };
 
 const HOLD_TTL_MARGIN_MS = 60_000;
-const STREAMING: ReadonlySet<Endpoint> = new Set(['chat', 'completions', 'responses']);
+const STREAMING: ReadonlySet<Endpoint> = new Set(['chat', 'completions', 'responses', 'messages']);
 
 export function newRequestId(): string {
   return crypto.randomUUID().replaceAll('-', '');
@@ -217,10 +219,13 @@ export class RelayCore {
   }): Promise<void> {
     const d = this.#d;
     for (let i = 0; i < 6; i++) {
-      const r = await d.store.reserve({ ...req, limit: req.limit, now: this.#now() });
+      // Without the store no hold can be taken, so nothing may reach an upstream: refuse with a retryable 503.
+      const r = await d.store
+        .reserve({ ...req, limit: req.limit, now: this.#now() })
+        .catch((err: unknown) => Promise.reject(storeUnavailable(err)));
       if (r.ok) return;
       if (r.reason === 'balance_unknown') {
-        await this.loadBalance(r.account);
+        await this.loadBalance(r.account).catch((err: unknown) => Promise.reject(storeUnavailable(err)));
         continue;
       }
       if (r.reason === 'rate_limited')
@@ -229,7 +234,8 @@ export class RelayCore {
           message: `you have reached the request rate limit; retry in ${Math.ceil(r.retryAfterMs / 1000)} s`,
           type: 'rate_limit_error',
           code: 'rate_limit_exceeded',
-          retryAfterMs: r.retryAfterMs,
+          // Relays pass their own clock: a peer's slightly later timestamp must not push the wait past the window.
+          retryAfterMs: req.limit ? Math.min(r.retryAfterMs, req.limit.windowMs) : r.retryAfterMs,
         });
       throw new RelayError({
         status: 403,
@@ -316,7 +322,7 @@ export class RelayCore {
     if (!channel) return null;
     const adaptor = adaptorFor(channel.type);
     const upstreamModel = channel.modelMapping[call.model] || call.model;
-    if (!adaptor || !adaptor.supports(call.endpoint)) {
+    if (!adaptor || !(adaptor.supports(call.endpoint) || bridgeable(call.endpoint, adaptor))) {
       // An unsupported channel type cannot serve; count it as tried and move on.
       tried.add(channel.id);
       return this.#pick(ctx, tried);
@@ -332,11 +338,15 @@ export class RelayCore {
     const { call } = ctx;
     ctx.upstreamModel = upstreamModel;
     const stream = call.stream && STREAMING.has(call.endpoint);
+    // A Claude-format call on a channel without native Messages goes through the chat bridge.
+    const bridged = !adaptor.supports(call.endpoint);
     const input: RelayInput = {
-      endpoint: call.endpoint,
+      endpoint: bridged ? 'chat' : call.endpoint,
       upstreamModel,
       stream,
-      body: withModel(call.body, upstreamModel),
+      body: bridged
+        ? { ...claudeToChat(call.body as Record<string, unknown>), model: upstreamModel }
+        : withModel(call.body, upstreamModel),
       clientHeaders: call.clientHeaders,
     };
     const req = adaptor.buildRequest(channelConfig(channel), input);
@@ -389,7 +399,7 @@ export class RelayCore {
 
     const headers = new Headers({ 'x-request-id': ctx.requestId });
     if (stream && res.body) {
-      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers) };
+      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers, bridged) };
     }
     const buf = new Uint8Array(await res.arrayBuffer());
     const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
@@ -419,9 +429,10 @@ export class RelayCore {
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
+    const body = bridged ? chatToClaude(await new Response(parsed.body).text(), call.model) : parsed.body;
     return {
       ok: true,
-      result: { kind: 'body', status: 200, headers, body: parsed.body, requestId: ctx.requestId },
+      result: { kind: 'body', status: 200, headers, body, requestId: ctx.requestId },
     };
   }
 
@@ -431,9 +442,13 @@ export class RelayCore {
     input: RelayInput,
     res: Response,
     headers: Headers,
+    bridged: boolean,
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
-    const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(conv.transform).getReader();
+    const converted = (res.body as ReadableStream<Uint8Array>).pipeThrough(conv.transform);
+    const reader = (
+      bridged ? converted.pipeThrough(chatStreamToClaude(ctx.call.model)) : converted
+    ).getReader();
     let frtMs = 0;
     let finished: Promise<void> | null = null;
     const finish = () => {
@@ -462,8 +477,10 @@ export class RelayCore {
             }),
           ]);
           if (next.done) {
-            controller.close();
+            // Settle before the client sees the end: a relay killed in between leaves a cut stream, not an
+            // unbilled complete one.
             await finish();
+            controller.close();
             return;
           }
           if (!frtMs && conv.tally().sawFirstToken) frtMs = this.#now() - ctx.started;
@@ -473,7 +490,8 @@ export class RelayCore {
           ) {
             // StopOnSensitiveEnabled: end the answer here (billed for what was produced), as a clean stream end.
             await reader.cancel().catch(() => {});
-            controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
+            if (ctx.call.endpoint !== 'messages')
+              controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
             controller.close();
             await finish();
             return;
@@ -548,19 +566,29 @@ export class RelayCore {
       ip: call.clientIp,
       tokenName: call.caller.token ? '' : call.caller.tokenName,
       kind: UsageKind.USAGE_KIND_CONSUME,
-      content: priceContent(ctx.price),
+      content: priceContent(ctx.price, u),
     });
     const payload = JSON.stringify(UsageEvent.toJSON(event));
-    const { entryId } = await d.store.settle({
-      requestId: ctx.requestId,
-      userId: call.caller.user.id,
-      tokenId: ctx.tokenId,
-      amount,
-      success: true,
-      ...(ctx.limit ? { limit: ctx.limit } : {}),
-      payload,
-      now,
-    });
+    let entryId: string;
+    try {
+      ({ entryId } = await d.store.settle({
+        requestId: ctx.requestId,
+        userId: call.caller.user.id,
+        tokenId: ctx.tokenId,
+        amount,
+        success: true,
+        ...(ctx.limit ? { limit: ctx.limit } : {}),
+        payload,
+        now,
+      }));
+    } catch (err) {
+      // The store went away after the upstream answered: the call happened, so keep its event in this process
+      // and report it from here (Billing is idempotent by request id; a local entry is never acked in the store).
+      d.log.warn(
+        `settle ${ctx.requestId}: store unavailable (${(err as Error).message}); reporting from memory`,
+      );
+      entryId = `${LOCAL_ENTRY_PREFIX}${ctx.requestId}`;
+    }
     d.outbox.enqueue({
       id: entryId,
       requestId: ctx.requestId,
@@ -581,7 +609,7 @@ export class RelayCore {
   }
 
   /** Auto-disables (status 3) with the reason and time in other_info; the routing table drops it at once. */
-  async disableChannel(channel: ChannelRecord, reason: string): Promise<void> {
+  async disableChannel(channel: ChannelRecord, reason: string): Promise<boolean> {
     const d = this.#d;
     const otherInfo = {
       ...channel.otherInfo,
@@ -589,8 +617,10 @@ export class RelayCore {
       status_time: Math.floor(this.#now() / 1000),
     };
     d.catalog.markStatus(channel.id, 3);
-    await d.repo.setChannelStatus(channel.id, 3, otherInfo);
-    d.log.warn(`channel #${channel.id} ${channel.name} auto-disabled: ${reason}`);
+    // False when the database no longer has it enabled (disabled by hand meanwhile); unroutable either way.
+    const changed = await d.repo.setChannelStatus(channel.id, 3, otherInfo, 1);
+    if (changed) d.log.warn(`channel #${channel.id} ${channel.name} auto-disabled: ${reason}`);
+    return changed;
   }
 }
 
@@ -607,6 +637,16 @@ type SettleCtx = {
   channelIds: number[];
   upstreamModel?: string;
 };
+
+function storeUnavailable(err: unknown): RelayError {
+  if (err instanceof RelayError) return err;
+  return new RelayError({
+    status: 503,
+    message: 'the gateway cannot take requests right now; retry shortly',
+    type: 'new_api_error',
+    code: 'store_unavailable',
+  });
+}
 
 function clientGone(): RelayError {
   return new RelayError({ status: 499, message: 'client closed the request', type: 'client_error' });
@@ -631,4 +671,9 @@ function withModel(
     return copy;
   }
   return { ...body, model };
+}
+
+/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude Messages → chat). */
+function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
+  return endpoint === 'messages' && adaptor.supports('chat');
 }

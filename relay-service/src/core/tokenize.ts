@@ -6,6 +6,7 @@
  * The encodings are large, so each is imported on first use and kept. `tokenCounter(model)` resolves once;
  * the `*With` functions are synchronous for hot loops (counting a stream's text chunk by chunk).
  */
+import { claudeToChat } from '../providers/bridges/claude-chat.ts';
 import type { Endpoint } from '../providers/types.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -215,6 +216,9 @@ export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body:
     case 'transcriptions':
     case 'translations':
       return c.count(str(body.prompt));
+    case 'messages':
+      // Claude format: system apart, content as blocks; counted like the equivalent chat request.
+      return countChatPromptTokensWith(c, claudeToChat(body).messages, body.tools);
   }
 }
 

@@ -101,36 +101,7 @@ export function clientIp(c: Context, trustProxy = false): string {
 }
 
 export function createOpenAiFront(services: RelayServices): ApiFront {
-  const now = services.now ?? Date.now;
-
-  async function authenticate(c: Context, model: string | null): Promise<Caller> {
-    const url = new URL(c.req.url);
-    const raw = extractKey(c.req.raw.headers, url);
-    if (!raw)
-      throw new RelayError({
-        status: 401,
-        message: 'no API key provided',
-        type: 'invalid_request_error',
-        code: 'invalid_api_key',
-      });
-    const { key, channelId } = parseKey(raw);
-    const entry = key ? await services.accounts.lookup(key, now()) : null;
-    if (!entry)
-      throw new RelayError({
-        status: 401,
-        message: 'invalid API key',
-        type: 'invalid_request_error',
-        code: 'invalid_api_key',
-      });
-    return checkToken(
-      entry,
-      { ip: clientIp(c, services.trustProxy), now: now(), pinnedChannelId: channelId, model },
-      {
-        usableGroups: services.options.get('UserUsableGroups'),
-        groupRatio: services.options.get('GroupRatio'),
-      },
-    );
-  }
+  const authenticate = callerAuthenticator(services);
 
   async function parseBody(c: Context, route: Route): Promise<Record<string, unknown> | FormData> {
     const length = Number(c.req.header('content-length') ?? 0);
@@ -201,10 +172,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
     }
   }
 
-  function modelsFor(caller: Caller): string[] {
-    if (caller.token?.modelLimitsEnabled) return caller.token.modelLimits;
-    return services.catalog.snapshot.modelsByGroup.get(caller.group) ?? [];
-  }
+  const modelsFor = (caller: Caller) => modelsForCaller(services, caller);
 
   const modelObject = (id: string) => ({ id, object: 'model', created: 1626777600, owned_by: 'switchyard' });
 
@@ -273,22 +241,32 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
         }
       });
 
-      // OpenAI's legacy balance endpoints, answered from the token (or the user when the token is unlimited).
+      // OpenAI's legacy balance endpoints, with new-api's meaning: the subscription's hard limit is what was
+      // granted (remaining + used) and usage is what was used, so a client's "hard limit − usage" is the balance.
+      // The token's figures when DisplayTokenStatEnabled, else the user's.
+      const figures = async (c: Context) => {
+        const cached = await authenticate(c, null);
+        // The account cache may be seconds old; these answers show the committed figures.
+        if (cached.token) services.accounts.invalidate([], [cached.token.id]);
+        const caller = await authenticate(c, null);
+        const token = services.options.get('DisplayTokenStatEnabled') ? caller.token : null;
+        const used = await services.core.usedQuota(
+          token ? { ...caller, token: { ...token, unlimitedQuota: false } } : { ...caller, token: null },
+        );
+        const remaining = token ? token.remainQuota : caller.user.quota;
+        return { token, used, remaining, perUnit: services.options.get('QuotaPerUnit') };
+      };
       const subscription = async (c: Context) => {
         try {
-          const caller = await authenticate(c, null);
-          const perUnit = services.options.get('QuotaPerUnit');
-          const useToken =
-            caller.token && !caller.token.unlimitedQuota && services.options.get('DisplayTokenStatEnabled');
-          const remaining = useToken ? caller.token!.remainQuota : caller.user.quota;
-          const amount = remaining / perUnit;
+          const { token, used, remaining, perUnit } = await figures(c);
+          const amount = token?.unlimitedQuota ? 100_000_000 : (remaining + used) / perUnit;
           return c.json({
             object: 'billing_subscription',
             has_payment_method: true,
             soft_limit_usd: amount,
             hard_limit_usd: amount,
             system_hard_limit_usd: amount,
-            access_until: caller.token && caller.token.expiredTime > 0 ? caller.token.expiredTime : 0,
+            access_until: token && token.expiredTime > 0 ? token.expiredTime : 0,
           });
         } catch (err) {
           if (err instanceof RelayError) return openAiError(err);
@@ -297,9 +275,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
       };
       const usage = async (c: Context) => {
         try {
-          const caller = await authenticate(c, null);
-          const perUnit = services.options.get('QuotaPerUnit');
-          const used = await services.core.usedQuota(caller);
+          const { used, perUnit } = await figures(c);
           return c.json({ object: 'list', total_usage: (used / perUnit) * 100 });
         } catch (err) {
           if (err instanceof RelayError) return openAiError(err);
@@ -312,4 +288,43 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
       app.get('/v1/dashboard/billing/usage', usage);
     },
   };
+}
+
+/** Key → checked caller, shared by every inbound front (OpenAI, Claude, later Gemini). */
+export function callerAuthenticator(services: RelayServices) {
+  const now = services.now ?? Date.now;
+  return async function authenticate(c: Context, model: string | null): Promise<Caller> {
+    const url = new URL(c.req.url);
+    const raw = extractKey(c.req.raw.headers, url);
+    if (!raw)
+      throw new RelayError({
+        status: 401,
+        message: 'no API key provided',
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      });
+    const { key, channelId } = parseKey(raw);
+    const entry = key ? await services.accounts.lookup(key, now()) : null;
+    if (!entry)
+      throw new RelayError({
+        status: 401,
+        message: 'invalid API key',
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      });
+    return checkToken(
+      entry,
+      { ip: clientIp(c, services.trustProxy), now: now(), pinnedChannelId: channelId, model },
+      {
+        usableGroups: services.options.get('UserUsableGroups'),
+        groupRatio: services.options.get('GroupRatio'),
+      },
+    );
+  };
+}
+
+/** The models a caller may use: the token's model limits, else every model routable in its group. */
+export function modelsForCaller(services: RelayServices, caller: Caller): string[] {
+  if (caller.token?.modelLimitsEnabled) return caller.token.modelLimits;
+  return services.catalog.snapshot.modelsByGroup.get(caller.group) ?? [];
 }

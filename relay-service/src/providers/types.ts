@@ -18,7 +18,9 @@ export type Endpoint =
   | 'translations'
   | 'moderations'
   | 'rerank'
-  | 'responses';
+  | 'responses'
+  /** Anthropic Messages (inbound Claude format: /v1/messages). */
+  | 'messages';
 
 /** The channel columns an adaptor may use (secrets included: adaptors run server-side only). */
 export type ChannelConfig = {

@@ -1,15 +1,16 @@
 /**
  * Anthropic Claude (channel type 14): OpenAI chat requests converted to the Messages API and back. Headers are
  * Anthropic's (`x-api-key`, `anthropic-version`, passing on the client's `anthropic-version` and
- * `anthropic-beta` when it sent them). Native `/v1/messages` inbound is a separate front (issue 6).
+ * `anthropic-beta` when it sent them). Claude-format calls (/v1/messages) pass through natively (native.ts).
  */
 import type { Endpoint, ProviderAdaptor, UpstreamRequest } from '../types.ts';
+import { nativeBody, nativeStream, parseNativeResponse } from './native.ts';
 import { ANTHROPIC_DEFAULT_BASE, ANTHROPIC_VERSION, buildClaudeBody } from './request.ts';
 import { parseClaudeError, parseClaudeResponse } from './response.ts';
 import { claudeStreamConversion } from './stream.ts';
 
 export const ANTHROPIC_CHANNEL_TYPE = 14;
-const SUPPORTED: ReadonlySet<Endpoint> = new Set(['chat']);
+const SUPPORTED: ReadonlySet<Endpoint> = new Set(['chat', 'messages']);
 
 type Obj = Record<string, unknown>;
 
@@ -40,14 +41,21 @@ export function createAnthropicAdaptor(now: () => number = Date.now): ProviderAd
         method: 'POST',
         headers: headers(channel.key, input.clientHeaders, input.stream),
         // param_override may tune the body but never the model (what is billed is what is sent).
-        body: (() => {
-          const body = buildClaudeBody(channel, input);
-          return JSON.stringify({ ...body, ...channel.paramOverride, model: body.model });
-        })(),
+        body:
+          input.endpoint === 'messages'
+            ? nativeBody(channel, input)
+            : (() => {
+                const body = buildClaudeBody(channel, input);
+                return JSON.stringify({ ...body, ...channel.paramOverride, model: body.model });
+              })(),
       };
     },
-    parseResponse: (input, res) => parseClaudeResponse(input, res.body, now),
-    streamConversion: (input) => claudeStreamConversion(input, now),
+    parseResponse: (input, res) =>
+      input.endpoint === 'messages'
+        ? parseNativeResponse(res.body)
+        : parseClaudeResponse(input, res.body, now),
+    streamConversion: (input) =>
+      input.endpoint === 'messages' ? nativeStream() : claudeStreamConversion(input, now),
     parseError: parseClaudeError,
     modelsRequest(channel): UpstreamRequest {
       return {

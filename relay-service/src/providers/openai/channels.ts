@@ -38,6 +38,8 @@ export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = {
   moderations: '/moderations',
   rerank: '/rerank',
   responses: '/responses',
+  // Not an OpenAI endpoint: Claude-format calls reach OpenAI channels through the chat bridge.
+  messages: '/chat/completions',
 };
 
 export function channelBase(channel: ChannelConfig): string {
