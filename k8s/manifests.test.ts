@@ -122,7 +122,6 @@ describe.each(Object.keys(results))('rendered %s', (name) => {
       'Prefix /v1beta': 'switchyard-relay',
       'Prefix /mj': 'switchyard-relay',
       'Prefix /suno': 'switchyard-relay',
-      'Prefix /pg': 'switchyard-relay',
       'Prefix /': 'switchyard-console',
     });
     expect(ingress.metadata.annotations).toMatchObject({

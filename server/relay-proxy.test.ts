@@ -10,7 +10,8 @@ describe('isRelayPath', () => {
     ['/v1beta/models/gemini:generateContent', true],
     ['/mj/submit/imagine', true],
     ['/suno/submit/music', true],
-    ['/pg/chat/completions', true],
+    // The playground is the console's (session-authenticated, ADR 008).
+    ['/pg/chat/completions', false],
     ['/dashboard/billing/usage', true],
     ['/v10/x', false],
     ['/api/status', false],

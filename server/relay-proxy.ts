@@ -2,14 +2,8 @@
  * One origin for users (ARCHITECTURE.md §1): when the console is reached directly (locally, or without an
  * Ingress that splits traffic), the model API paths are forwarded to the relay unchanged and streamed back.
  */
-export const RELAY_PATH_PREFIXES = [
-  '/v1/',
-  '/v1beta/',
-  '/mj/',
-  '/suno/',
-  '/pg/',
-  '/dashboard/billing/',
-] as const;
+// Not /pg/: the playground is served by the console itself (session auth, ADR 008).
+export const RELAY_PATH_PREFIXES = ['/v1/', '/v1beta/', '/mj/', '/suno/', '/dashboard/billing/'] as const;
 
 export function isRelayPath(pathname: string): boolean {
   if (pathname === '/v1' || pathname === '/v1beta') return true;

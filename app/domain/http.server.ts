@@ -14,7 +14,10 @@ import { type ConsoleServices, getServices } from '#app/services.server.ts';
 import { envelope } from '#app/utils/envelope.server.ts';
 
 /** RequestCtx with a signed-in actor and the client address (for audit rows). */
-export type DomainCtx = Pick<RequestCtx, 'em' | 't' | 'options'> & { actor: SessionUser; ip: string };
+export type DomainCtx = Pick<RequestCtx, 'em' | 't' | 'options' | 'relay'> & {
+  actor: SessionUser;
+  ip: string;
+};
 
 export type Access = { minRole?: number };
 
@@ -28,6 +31,7 @@ export async function buildDomainCtx(
     actor,
     t: await getFixedT(request),
     options: services.options,
+    relay: services.relay,
     ip: clientIp(request, services).slice(0, 64),
   };
 }

@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { serializeUser } from '#app/domain/users/users.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { formatQuota } from './quota-format.ts';
@@ -22,7 +23,7 @@ import {
 import { parseUserSetting, publicSetting } from './setting.ts';
 
 /** The context a self-service use case needs (a RequestCtx; `relay` is not used here). */
-export type AccountCtx = Pick<RequestCtx, 'em' | 'actor' | 'options' | 't'>;
+export type AccountCtx = Pick<RequestCtx, 'em' | 'actor' | 'options' | 't'> & RelaySync;
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -136,6 +137,7 @@ export async function deleteSelf(ctx: AccountCtx, input: unknown): Promise<void>
   audit(ctx, user, 'user.delete_self', { deleted_at: null }, { deleted_at: user.deletedAt.toISOString() });
   await ctx.em.flush();
   await revokeUserSessions(ctx.em, user.id);
+  await syncRelayAccounts(ctx, { userIds: [user.id] });
 }
 
 function randomToken(bytes: number): string {
@@ -225,6 +227,7 @@ export async function transferAffQuota(
       content: ctx.t('settings:log.affTransfer', { amount: formatQuota(amount, display) }),
     });
   });
+  await syncRelayAccounts(ctx, { userIds: [user.id] });
   const fresh = await ctx.em.fork().findOne(User, { id: user.id });
   if (!fresh) throw new NotFoundError();
   return { quota: fresh.quota, aff_quota: fresh.affQuota };

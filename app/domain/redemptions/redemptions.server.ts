@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import {
   DEFAULT_REDEMPTION_COUNT,
@@ -21,11 +22,12 @@ import {
  * (§2.9 redemption box, §5 Top-up, §7 Wallet POST /api/user/topup). Admin functions check role >= 10 themselves;
  * the page actions and the /api routes call the same functions with the same zod schemas (below).
  */
-export type RedemptionsCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> & {
-  options: Pick<RequestCtx['options'], 'get'>;
-  /** client address recorded in audit entries */
-  ip?: string;
-};
+export type RedemptionsCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
+  RelaySync & {
+    options: Pick<RequestCtx['options'], 'get'>;
+    /** client address recorded in audit entries */
+    ip?: string;
+  };
 
 export { RedemptionStatus };
 
@@ -456,7 +458,11 @@ export async function redeemCode(ctx: RedemptionsCtx, input: unknown): Promise<n
     await tx.flush();
     return quota;
   });
-  if (claimed !== null) return claimed;
+  if (claimed !== null) {
+    // The relay may hold the old (possibly exhausted) balance; the credit must apply to the next call.
+    await syncRelayAccounts(ctx, { userIds: [user.id] });
+    return claimed;
+  }
 
   // Nothing claimed: say why (the code is unknown, or it is disabled / already used).
   const existing = await ctx.em.fork().findOne(Redemption, { key: normalized, ...LIVE });

@@ -4,6 +4,7 @@ import { TOKEN_NEVER_EXPIRES, Token, TokenStatus } from '@switchyard/db/entities
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { DEFAULT_TOKEN_QUOTA, KEY_LENGTH, MAX_BATCH, MAX_MODEL_LIMITS, MAX_NAME } from './constants.ts';
 
@@ -12,11 +13,12 @@ import { DEFAULT_TOKEN_QUOTA, KEY_LENGTH, MAX_BATCH, MAX_MODEL_LIMITS, MAX_NAME 
  * acting user: a user sees and touches only their own tokens, and the id of anyone else's token is NotFound.
  * The JSON routes (/api/token*) and the /token pages call the same functions with the same schemas.
  */
-export type TokensCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> & {
-  options: Pick<RequestCtx['options'], 'get'>;
-  /** client address recorded in audit entries */
-  ip?: string;
-};
+export type TokensCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
+  RelaySync & {
+    options: Pick<RequestCtx['options'], 'get'>;
+    /** client address recorded in audit entries */
+    ip?: string;
+  };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas. Messages are i18n keys of the `tokens` namespace.
@@ -445,7 +447,7 @@ function refuseEnable(ctx: TokensCtx, expiredTime: number, remainQuota: number, 
 export async function updateToken(ctx: TokensCtx, input: UpdateTokenInput): Promise<TokenWire> {
   const actor = requireActor(ctx);
   const values = checkFields(ctx, input);
-  return ctx.em.transactional(async (em) => {
+  const updated = await ctx.em.transactional(async (em) => {
     const scoped = { ...ctx, em };
     const token = await loadOwn(scoped, actor, input.id);
     const before = auditView(token);
@@ -460,6 +462,9 @@ export async function updateToken(ctx: TokensCtx, input: UpdateTokenInput): Prom
     await em.flush();
     return serializeToken(token);
   });
+  // Quota, status, group, model limits and allowed IPs are cached by the relay with the key.
+  await syncRelayAccounts(ctx, { tokenIds: [updated.id] });
+  return updated;
 }
 
 /**
@@ -468,7 +473,7 @@ export async function updateToken(ctx: TokensCtx, input: UpdateTokenInput): Prom
  */
 export async function setTokenStatus(ctx: TokensCtx, input: StatusOnlyInput): Promise<TokenWire> {
   const actor = requireActor(ctx);
-  return ctx.em.transactional(async (em) => {
+  const updated = await ctx.em.transactional(async (em) => {
     const scoped = { ...ctx, em };
     const token = await loadOwn(scoped, actor, input.id);
     const before = { status: token.status };
@@ -479,6 +484,8 @@ export async function setTokenStatus(ctx: TokensCtx, input: StatusOnlyInput): Pr
     await em.flush();
     return serializeToken(token);
   });
+  await syncRelayAccounts(ctx, { tokenIds: [updated.id] });
+  return updated;
 }
 
 /** DELETE /api/token/{id}/: removes one of the caller's tokens (soft delete; the key stops working). */
@@ -493,4 +500,5 @@ export async function deleteToken(ctx: TokensCtx, id: number): Promise<void> {
     audit(scoped, actor, 'token.delete', token, before, null);
     await em.flush();
   });
+  await syncRelayAccounts(ctx, { tokenIds: [id] });
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constants.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 
@@ -15,11 +16,12 @@ import { parseInput as parseWith } from '#app/domain/validation.ts';
  * Every function checks the actor itself (admin = role >= 10); the page action and the /api routes call the
  * same functions with the same zod schemas (below).
  */
-export type UsersCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> & {
-  options: Pick<RequestCtx['options'], 'get'>;
-  /** client address recorded in audit entries */
-  ip?: string;
-};
+export type UsersCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
+  RelaySync & {
+    options: Pick<RequestCtx['options'], 'get'>;
+    /** client address recorded in audit entries */
+    ip?: string;
+  };
 
 export { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED };
 
@@ -369,7 +371,7 @@ export async function updateUser(
   const passwordHash = password ? await hashPassword(password) : null;
 
   try {
-    return await ctx.em.transactional(async (em) => {
+    const updated = await ctx.em.transactional(async (em) => {
       const user = await em.findOne(User, { id: input.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!user) throw new NotFoundError(ctx.t('users:errors.notFound'));
       if (user.deletedAt) throw new InputError(ctx.t('users:errors.deregistered'));
@@ -422,6 +424,9 @@ export async function updateUser(
       if (passwordHash) await revokeUserSessions(em, user.id);
       return serializeUser(user);
     });
+    // Quota and group are what the relay caches for this user.
+    await syncRelayAccounts(ctx, { userIds: [updated.id] });
+    return updated;
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException)
       throw new InputError(ctx.t('users:errors.usernameTaken'));
@@ -443,7 +448,7 @@ export async function manageUser(
   const actor = requireAdmin(ctx);
   if (!(MANAGE_ACTIONS as readonly string[]).includes(input.action))
     throw new InputError(ctx.t('users:errors.invalidAction'));
-  return ctx.em.transactional(async (em) => {
+  const result = await ctx.em.transactional(async (em) => {
     const user = await em.findOne(User, { id: input.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!user) throw new NotFoundError(ctx.t('users:errors.notFound'));
     if (user.deletedAt) throw new InputError(ctx.t('users:errors.deregistered'));
@@ -485,4 +490,7 @@ export async function manageUser(
     if (revoke) await revokeUserSessions(em, user.id);
     return { status: user.status, role: user.role };
   });
+  // A ban or deletion must stop the user's tokens at the relay at once.
+  await syncRelayAccounts(ctx, { userIds: [input.id] });
+  return result;
 }

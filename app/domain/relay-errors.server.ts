@@ -1,0 +1,38 @@
+import { RelayError, type RelayErrorCode } from '#app/grpc/relay-client.server.ts';
+
+// grpc-js details of a connection that never came up or broke, as opposed to the relay's own UNAVAILABLE
+// answers (it maps an upstream's 5xx to UNAVAILABLE too), which carry the upstream's refusal.
+const CONNECTION_FAILURE =
+  /no connection established|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|connection dropped|failed to connect|name resolution/i;
+
+export type RelayFailure = {
+  code: RelayErrorCode;
+  /** Safe to show to the caller: never the relay's address. */
+  message: string;
+};
+
+/**
+ * Reads an error of the relay client into a code and a message for the browser: the relay being unreachable,
+ * slow or too old gets a fixed message; the relay's own refusals keep theirs. A non-RelayError is not a relay
+ * failure: null (the caller rethrows it).
+ */
+export function relayFailure(err: unknown, relayAddress: string): RelayFailure | null {
+  if (!(err instanceof RelayError)) return null;
+  const { code } = err;
+  const prefix = `relay at ${relayAddress} is unavailable: `;
+  const detail = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  if (code === 'deadline_exceeded') return { code, message: 'The relay service did not answer in time' };
+  if (code === 'unimplemented')
+    return { code, message: 'The relay service does not support this call (is it an older version?)' };
+  if (code === 'cancelled') return { code, message: 'The relay call was cancelled' };
+  if (code === 'unavailable' && CONNECTION_FAILURE.test(detail))
+    return { code, message: 'The relay service is unavailable, try again later' };
+  return { code, message: detail || 'relay call failed' };
+}
+
+/** Removes every secret (e.g. each line of a channel key) from a message meant for the browser. */
+export function redact(message: string, secrets: readonly string[]): string {
+  let out = message;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('***');
+  return out;
+}
