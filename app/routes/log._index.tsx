@@ -1,0 +1,387 @@
+import { data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
+import { useState } from 'react';
+import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
+import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
+import { Button } from '#app/components/ui/button.tsx';
+import { formatQuota } from '#app/domain/account/quota-format.ts';
+import {
+  formatLogTime,
+  fromDateTimeLocal,
+  LOG_COUNT_CAP,
+  LOG_TYPES,
+  type LogWire,
+  logTypeKey,
+  parseOther,
+  toDateTimeLocal,
+} from '#app/domain/logs/constants.ts';
+import { logsPageCtx } from '#app/domain/logs/http.server.ts';
+import {
+  CopyText,
+  LogDetailsPanel,
+  LogsErrorBoundary,
+  LogTypeTag,
+  ModelCell,
+  UserCell,
+  UseTimeCell,
+} from '#app/domain/logs/log-ui.tsx';
+import {
+  listAllLogs,
+  listSelfLogs,
+  logQuerySchema,
+  parseInput,
+  quotaDisplay,
+  statAllLogs,
+  statSelfLogs,
+} from '#app/domain/logs/logs.server.ts';
+import type { loader as clearLoader } from '#app/routes/log.clear.tsx';
+import { useHydrated } from '#app/utils/hydrated.ts';
+import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
+import { pageSizes, parsePageSize } from '#app/utils/preferences.ts';
+
+export const handle = { i18n: ['common', 'logs'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Logs' }];
+
+/** Seed 001 §9 "Logs default": from the start of today (UTC here) to one hour ahead. */
+function defaultWindow(now = Date.now()): { start: number; end: number } {
+  const d = new Date(now);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) / 1000;
+  return { start, end: Math.floor(now / 1000) + 3600 };
+}
+
+/** A time field: the form's datetime-local value, else the API's unix seconds, else the default. */
+function timeParam(url: URL, field: string, apiField: string, fallback: number): number {
+  if (url.searchParams.has(field)) return fromDateTimeLocal(url.searchParams.get(field));
+  if (url.searchParams.has(apiField)) return Number(url.searchParams.get(apiField)) || 0;
+  return fallback;
+}
+
+/**
+ * GET /log?start&end&token_name&model_name&group&type&channel&username&p&page_size: the usage-log table
+ * (seed 001 §2.10). Admins see every user's rows with channel / user filters and columns; anyone else their own.
+ */
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  const ctx = await logsPageCtx(request, context);
+  const admin = ctx.actor.role >= 10;
+  const url = new URL(request.url);
+  const chosen = parsePageSize(url.searchParams.get('page_size'));
+  const prefs = await getPreferences(request);
+  const pageSize = chosen ?? prefs.pageSize;
+  const win = defaultWindow();
+  const raw = Object.fromEntries(url.searchParams);
+  const q = parseInput(ctx, logQuerySchema, {
+    ...raw,
+    page_size: pageSize,
+    start_timestamp: timeParam(url, 'start', 'start_timestamp', win.start),
+    end_timestamp: timeParam(url, 'end', 'end_timestamp', win.end),
+    ...(admin ? {} : { username: '', channel: 0 }),
+  });
+  const [result, stat] = admin
+    ? await Promise.all([listAllLogs(ctx, q), statAllLogs(ctx, q)])
+    : await Promise.all([listSelfLogs(ctx, q), statSelfLogs(ctx, q)]);
+  const headers = new Headers({ 'Cache-Control': 'no-store' });
+  if (chosen && chosen !== prefs.pageSize) headers.append('Set-Cookie', await serializePageSize(chosen));
+  return data(
+    {
+      title: ctx.t('logs:title'),
+      admin,
+      result,
+      stat,
+      filters: {
+        start: toDateTimeLocal(q.start_timestamp),
+        end: toDateTimeLocal(q.end_timestamp),
+        token_name: q.token_name,
+        model_name: q.model_name,
+        group: q.group,
+        type: q.type,
+        channel: q.channel ? String(q.channel) : '',
+        username: q.username,
+      },
+      pageSize,
+      display: quotaDisplay(ctx.options),
+    },
+    { headers },
+  );
+}
+
+type Filters = ReturnType<typeof useLoaderData<typeof loader>>['filters'];
+
+function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boolean; pageSize: number }) {
+  const { t } = useTranslation('logs');
+  const navigation = useNavigation();
+  const text = (name: keyof Filters, label: string) => (
+    <label className="logs-field">
+      {label}
+      <input name={name} defaultValue={String(filters[name] ?? '')} autoComplete="off" />
+    </label>
+  );
+  return (
+    <Form method="get" role="search" aria-label={t('filters.label')} className="logs-filters">
+      <label className="logs-field">
+        {t('filters.start')}
+        <input type="datetime-local" name="start" defaultValue={filters.start} />
+      </label>
+      <label className="logs-field">
+        {t('filters.end')}
+        <input type="datetime-local" name="end" defaultValue={filters.end} />
+      </label>
+      {text('token_name', t('filters.tokenName'))}
+      {text('model_name', t('filters.modelName'))}
+      {text('group', t('filters.group'))}
+      {admin ? (
+        <>
+          <label className="logs-field">
+            {t('filters.channel')}
+            <input name="channel" inputMode="numeric" pattern="\d*" defaultValue={filters.channel} />
+          </label>
+          {text('username', t('filters.username'))}
+        </>
+      ) : null}
+      <label className="logs-field">
+        {t('filters.type')}
+        <select name="type" defaultValue={String(filters.type)}>
+          <option value="0">{t('type.all')}</option>
+          {LOG_TYPES.map((n) => (
+            <option key={n} value={n}>
+              {t(`type.${logTypeKey(n)}`)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="logs-field">
+        {t('filters.pageSize')}
+        <select name="page_size" defaultValue={String(pageSize)}>
+          {pageSizes.map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </label>
+      <div className="logs-filter-actions">
+        <Button type="submit" variant="primary" isDisabled={navigation.state === 'loading'}>
+          {t('filters.submit')}
+        </Button>
+        <a href="/log" className="btn btn-ghost">
+          {t('filters.reset')}
+        </a>
+      </div>
+    </Form>
+  );
+}
+
+/**
+ * Admin cleanup: a GET form to the confirm page /log/clear?before= without JavaScript; with it, a react-aria
+ * alert dialog that loads the count from that page and posts the deletion there.
+ */
+function ClearLogs({ back }: { back: string }) {
+  const { t } = useTranslation('logs');
+  const hydrated = useHydrated();
+  const [before, setBefore] = useState('');
+  const [open, setOpen] = useState(false);
+  const preview = useFetcher<typeof clearLoader>();
+  return (
+    <section className="logs-clear" aria-labelledby="logs-clear-title">
+      <h2 id="logs-clear-title">{t('clear.title')}</h2>
+      <Form
+        method="get"
+        action="/log/clear"
+        className="logs-filters"
+        onSubmit={(e) => {
+          if (!hydrated) return;
+          e.preventDefault();
+          if (!before) return;
+          preview.load(`/log/clear?${new URLSearchParams({ before })}`);
+          setOpen(true);
+        }}
+      >
+        <input type="hidden" name="redirectTo" value={back} />
+        <label className="logs-field">
+          {t('clear.before')}
+          <input
+            type="datetime-local"
+            name="before"
+            required
+            value={before}
+            onChange={(e) => setBefore(e.target.value)}
+          />
+        </label>
+        <div className="logs-filter-actions">
+          <Button type="submit" variant="secondary">
+            {t('clear.submit')}
+          </Button>
+        </div>
+      </Form>
+      {hydrated ? (
+        <DialogTrigger isOpen={open} onOpenChange={setOpen}>
+          <ModalOverlay isDismissable className="logs-overlay">
+            <Modal className="logs-dialog">
+              <Dialog role="alertdialog">
+                {({ close }) => (
+                  <>
+                    <Heading slot="title">{t('clear.confirmTitle')}</Heading>
+                    {preview.data && preview.state === 'idle' ? (
+                      <p data-testid="clear-body">
+                        {t(preview.data.capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', {
+                          time: preview.data.time,
+                          count: preview.data.count,
+                        })}
+                      </p>
+                    ) : (
+                      <p aria-busy="true">…</p>
+                    )}
+                    <Form method="post" action="/log/clear" onSubmit={() => close()}>
+                      <input type="hidden" name="before" value={before} />
+                      <input type="hidden" name="redirectTo" value={back} />
+                      <div className="logs-dialog-actions">
+                        <Button onPress={close}>{t('clear.cancel')}</Button>
+                        <Button type="submit" variant="primary" isDisabled={!preview.data}>
+                          {t('clear.confirm')}
+                        </Button>
+                      </div>
+                    </Form>
+                  </>
+                )}
+              </Dialog>
+            </Modal>
+          </ModalOverlay>
+        </DialogTrigger>
+      ) : null}
+    </section>
+  );
+}
+
+function LogRow({
+  log,
+  admin,
+  back,
+  display,
+}: {
+  log: LogWire;
+  admin: boolean;
+  back: string;
+  display: ReturnType<typeof useLoaderData<typeof loader>>['display'];
+}) {
+  const details = parseOther(log.other);
+  const columns = admin ? 13 : 10;
+  // One <tbody> per log: the row and its expandable details row (a <details>, so it opens without JavaScript).
+  return (
+    <tbody className="log-group" data-log-id={log.id} data-type={logTypeKey(log.type)}>
+      <tr>
+        <td>{formatLogTime(log.created_at)}</td>
+        {admin ? (
+          <td title={log.channel_name} data-testid="log-channel">
+            {log.channel || '-'}
+          </td>
+        ) : null}
+        {admin ? (
+          <td>
+            <UserCell log={log} back={back} />
+          </td>
+        ) : null}
+        <td>
+          <CopyText text={log.token_name} />
+        </td>
+        <td>{log.group || '-'}</td>
+        <td>
+          <LogTypeTag type={log.type} />
+        </td>
+        <td data-testid="log-model">
+          <ModelCell log={log} details={details} />
+        </td>
+        <td>
+          <UseTimeCell log={log} details={details} />
+        </td>
+        <td data-testid="log-prompt">{log.type === 2 ? log.prompt_tokens : ''}</td>
+        <td data-testid="log-completion">{log.type === 2 ? log.completion_tokens : ''}</td>
+        <td data-testid="log-cost" data-quota={log.quota}>
+          {log.quota ? formatQuota(log.quota, display) : ''}
+        </td>
+        {admin ? <td data-testid="log-retry">{details.useChannel?.join(' → ') ?? ''}</td> : null}
+        <td className="log-content" data-testid="log-content">
+          {log.content}
+        </td>
+      </tr>
+      <tr className="log-expand-row">
+        <td colSpan={columns}>
+          <LogDetailsPanel log={log} details={details} admin={admin} />
+        </td>
+      </tr>
+    </tbody>
+  );
+}
+
+export default function LogsPage() {
+  const { admin, result, stat, filters, pageSize, display } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('logs');
+  const location = useLocation();
+  const back = location.pathname + location.search;
+  // The total is exact below the cap; past it (or on a later page) "next" still follows has_more.
+  const pages = Math.max(
+    1,
+    Math.ceil(result.total / result.page_size),
+    result.page + (result.has_more ? 1 : 0),
+  );
+  const columns = admin ? 13 : 10;
+
+  return (
+    <div className="page logs-page">
+      <h1>{t('title')}</h1>
+      <ul className="logs-stats" aria-label={t('stats.label')}>
+        <li className="logs-chip" data-testid="stat-quota">
+          {t('stats.quota')}: <strong>{formatQuota(stat.quota, display)}</strong>
+        </li>
+        <li className="logs-chip" data-testid="stat-rpm">
+          {t('stats.rpm')}: <strong>{stat.rpm}</strong>
+        </li>
+        <li className="logs-chip" data-testid="stat-tpm">
+          {t('stats.tpm')}: <strong>{stat.tpm}</strong>
+        </li>
+      </ul>
+      <FilterForm filters={filters} admin={admin} pageSize={pageSize} />
+
+      <div className="logs-table-wrap">
+        <table className="table logs-table">
+          <thead>
+            <tr>
+              <th scope="col">{t('columns.time')}</th>
+              {admin ? <th scope="col">{t('columns.channel')}</th> : null}
+              {admin ? <th scope="col">{t('columns.user')}</th> : null}
+              <th scope="col">{t('columns.token')}</th>
+              <th scope="col">{t('columns.group')}</th>
+              <th scope="col">{t('columns.type')}</th>
+              <th scope="col">{t('columns.model')}</th>
+              <th scope="col">{t('columns.useTime')}</th>
+              <th scope="col">{t('columns.prompt')}</th>
+              <th scope="col">{t('columns.completion')}</th>
+              <th scope="col">{t('columns.cost')}</th>
+              {admin ? <th scope="col">{t('columns.retry')}</th> : null}
+              <th scope="col">{t('columns.details')}</th>
+            </tr>
+          </thead>
+          {result.items.length === 0 ? (
+            <tbody>
+              <tr>
+                <td colSpan={columns}>{t('empty')}</td>
+              </tr>
+            </tbody>
+          ) : null}
+          {result.items.map((log) => (
+            <LogRow key={log.id} log={log} admin={admin} back={back} display={display} />
+          ))}
+        </table>
+      </div>
+
+      <Pagination page={result.page} pages={pages} total={result.total} />
+      {result.total_capped ? (
+        <p className="logs-note">{t('pagination.more', { count: LOG_COUNT_CAP })}</p>
+      ) : null}
+
+      {admin ? <ClearLogs back={back} /> : null}
+    </div>
+  );
+}
+
+export { LogsErrorBoundary as ErrorBoundary };

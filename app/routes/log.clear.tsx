@@ -1,0 +1,86 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
+import { Form, useLoaderData } from '@remix-run/react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { isDomainError } from '#app/domain/errors.ts';
+import { formatLogTime, fromDateTimeLocal } from '#app/domain/logs/constants.ts';
+import { logsPageCtx } from '#app/domain/logs/http.server.ts';
+import { LogsErrorBoundary } from '#app/domain/logs/log-ui.tsx';
+import { clearLogsBefore, countLogsBefore } from '#app/domain/logs/logs.server.ts';
+import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { redirectWithToast } from '#app/utils/toast.server.ts';
+
+export const handle = { i18n: ['common', 'logs'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Logs' }];
+
+/**
+ * GET /log/clear?before={datetime-local, UTC}&redirectTo: the confirmation step of the admin log cleanup (the
+ * page without JavaScript; the dialog with it reads the same answer): the cut-off and how many rows would go.
+ */
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  const ctx = await logsPageCtx(request, context, { admin: true });
+  const url = new URL(request.url);
+  const before = url.searchParams.get('before') ?? '';
+  const target = fromDateTimeLocal(before);
+  const redirectTo = safeRedirectTo(url.searchParams.get('redirectTo'), '/log');
+  const base = { title: ctx.t('logs:clear.confirmTitle'), before, redirectTo, time: formatLogTime(target) };
+  try {
+    const { count, capped } = await countLogsBefore(ctx, target);
+    return { ...base, count, capped, error: '' };
+  } catch (error) {
+    if (isDomainError(error)) return { ...base, count: 0, capped: false, error: error.message };
+    throw error;
+  }
+}
+
+/** POST /log/clear {before, redirectTo}: deletes the rows before the cut-off, then back with a toast. */
+export async function action({ request, context }: ActionFunctionArgs) {
+  const ctx = await logsPageCtx(request, context, { admin: true });
+  const form = await request.formData();
+  const back = safeRedirectTo(form.get('redirectTo'), '/log');
+  try {
+    const count = await clearLogsBefore(ctx, fromDateTimeLocal(String(form.get('before') ?? '')));
+    return redirectWithToast(back, { type: 'success', message: ctx.t('logs:clear.done', { count }) });
+  } catch (error) {
+    if (isDomainError(error)) return redirectWithToast(back, { type: 'error', message: error.message });
+    throw error;
+  }
+}
+
+export default function ClearLogsPage() {
+  const { before, redirectTo, time, count, capped, error } = useLoaderData<typeof loader>();
+  const { t } = useTranslation('logs');
+  return (
+    <div className="page logs-page logs-confirm">
+      <h1>{t('clear.confirmTitle')}</h1>
+      {error ? (
+        <p role="alert">{error}</p>
+      ) : (
+        <>
+          <p data-testid="clear-body">
+            {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count })}
+          </p>
+          <Form method="post" className="logs-dialog-actions">
+            <input type="hidden" name="before" value={before} />
+            <input type="hidden" name="redirectTo" value={redirectTo} />
+            <Link to={redirectTo} className="btn btn-secondary">
+              {t('clear.cancel')}
+            </Link>
+            <Button type="submit" variant="primary">
+              {t('clear.confirm')}
+            </Button>
+          </Form>
+        </>
+      )}
+      {error ? (
+        <Link to={redirectTo} className="btn btn-secondary">
+          {t('userInfo.back')}
+        </Link>
+      ) : null}
+    </div>
+  );
+}
+
+export { LogsErrorBoundary as ErrorBoundary };
