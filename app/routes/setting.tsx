@@ -12,6 +12,7 @@ import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { oauthStartRedirect } from '#app/components/auth/oauth-start.server.ts';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
+import { ModelTab } from '#app/components/settings/model-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -38,13 +39,14 @@ import { InputError, isDomainError, UnauthorizedError } from '#app/domain/errors
 import { issueEmailCode } from '#app/domain/mail/verification.server.ts';
 import { bindEmail } from '#app/domain/oauth/email-bind.server.ts';
 import { wechatBind } from '#app/domain/oauth/wechat.server.ts';
+import { isModelTabIntent, loadModelTab, modelTabAction } from '#app/domain/pricing/model-tab-page.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
-export const handle = { i18n: ['settings', 'common'] };
+export const handle = { i18n: ['settings', 'common', 'pricing'] };
 
 export const links: LinksFunction = () => [{ rel: 'stylesheet', href: settingsStyles }];
 
@@ -75,7 +77,16 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const title = ctx.t('settings:title');
   if (tab !== 'personal') {
     return data(
-      { title, tab, isAdmin, forbidden: !isAdmin, personal: null, dialog: null, email: '' },
+      {
+        title,
+        tab,
+        isAdmin,
+        forbidden: !isAdmin,
+        personal: null,
+        dialog: null,
+        email: '',
+        modelTab: tab === 'modelTab' && isAdmin ? await loadModelTab(ctx, url) : null,
+      },
       {
         status: isAdmin ? 200 : 403,
       },
@@ -89,6 +100,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     personal: await personalTabData(ctx, request),
     dialog: parseDialog(url.searchParams.get('dialog')),
     email: url.searchParams.get('email') ?? '',
+    modelTab: null,
   };
 }
 
@@ -115,6 +127,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const { services, user, ctx } = await pageCtx(request, context);
   const form = await request.formData();
   const intent = text(form, 'intent');
+  if (isModelTabIntent(intent)) return modelTabAction(request, services, user, form);
   const t = ctx.t;
   const ok = (message: string, to = PERSONAL) => redirectWithToast(to, { type: 'success', message });
   try {
@@ -205,7 +218,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function SettingsPage() {
-  const { tab, isAdmin, forbidden, personal, dialog, email } = useLoaderData<typeof loader>();
+  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab } = useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
   return (
@@ -228,6 +241,8 @@ export default function SettingsPage() {
         </p>
       ) : personal ? (
         <PersonalTab data={personal} dialog={dialog} email={email} />
+      ) : modelTab ? (
+        <ModelTab data={modelTab} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}
