@@ -1,7 +1,7 @@
 import { RelayError, type RelayErrorCode } from '#app/grpc/relay-client.server.ts';
 
 // grpc-js details of a connection that never came up or broke, as opposed to the relay's own UNAVAILABLE
-// answers (it maps an upstream's 5xx to UNAVAILABLE too), which carry the upstream's refusal.
+// answers (its store is down); an upstream's failure arrives as UNKNOWN (upstream_failed) with its reason.
 const CONNECTION_FAILURE =
   /no connection established|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|connection dropped|failed to connect|name resolution/i;
 

@@ -39,6 +39,8 @@ export type RelayErrorCode =
   | 'permission_denied'
   | 'not_found'
   | 'resource_exhausted'
+  /** The relay answered, but the upstream (model provider) failed; the message says why. */
+  | 'upstream_failed'
   | 'failed';
 
 export class RelayError extends Error {
@@ -155,6 +157,8 @@ function toRelayError(err: ServiceError, address: string): RelayError {
       return new RelayError('not_found', detail);
     case status.RESOURCE_EXHAUSTED:
       return new RelayError('resource_exhausted', detail);
+    case status.UNKNOWN:
+      return new RelayError('upstream_failed', detail);
     default:
       return new RelayError('failed', `relay call failed (${status[err.code] ?? err.code}): ${detail}`);
   }

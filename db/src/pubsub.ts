@@ -46,7 +46,16 @@ export function createMemoryPubSub(): PubSub {
  */
 export async function createRedisPubSub(url: string): Promise<PubSub> {
   const publisher = createClient({ url });
-  publisher.on('error', (err: unknown) => console.error('[pubsub] redis publisher error', err));
+  // One line per outage, not a stack per reconnect attempt.
+  let publisherDown = false;
+  publisher.on('error', (err: unknown) => {
+    if (publisherDown) return;
+    publisherDown = true;
+    console.error(`[pubsub] redis publisher unreachable: ${(err as Error)?.message ?? err}`);
+  });
+  publisher.on('ready', () => {
+    publisherDown = false;
+  });
   await publisher.connect();
   type Client = typeof publisher;
   let subscriber: Client | null = null;
@@ -55,7 +64,15 @@ export async function createRedisPubSub(url: string): Promise<PubSub> {
   const getSubscriber = () => {
     subscriberReady ??= (async () => {
       const sub = publisher.duplicate() as Client;
-      sub.on('error', (err: unknown) => console.error('[pubsub] redis subscriber error', err));
+      let down = false;
+      sub.on('error', (err: unknown) => {
+        if (down) return;
+        down = true;
+        console.error(`[pubsub] redis subscriber unreachable: ${(err as Error)?.message ?? err}`);
+      });
+      sub.on('ready', () => {
+        down = false;
+      });
       await sub.connect();
       subscriber = sub;
       return sub;

@@ -40,6 +40,7 @@ const STATUS_OF: Record<RelayErrorCode, number> = {
   resource_exhausted: 429,
   cancelled: 499,
   failed: 500,
+  upstream_failed: 502,
   unimplemented: 501,
   unavailable: 503,
   deadline_exceeded: 504,

@@ -19,7 +19,13 @@ export class RpcError extends Error {
 /** null when `err` is not a known error (the caller logs it and answers INTERNAL). */
 export function toRpcError(err: unknown): RpcError | null {
   if (err instanceof RpcError) return err;
-  if (err instanceof RelayError) return new RpcError(grpcStatusFor(err.status), err.message);
+  if (err instanceof RelayError)
+    // UNAVAILABLE means "this relay cannot serve now, try another": only the relay's own outage. An upstream
+    // failure is UNKNOWN with its message, so the console shows the reason instead of "relay unavailable".
+    return new RpcError(
+      err.code === 'store_unavailable' ? status.UNAVAILABLE : grpcStatusFor(err.status),
+      err.message,
+    );
   return null;
 }
 
@@ -34,6 +40,6 @@ export function grpcStatusFor(http: number): status {
   if (http === 429) return status.RESOURCE_EXHAUSTED;
   if (http === 499) return status.CANCELLED;
   if (http === 501) return status.UNIMPLEMENTED;
-  if (http >= 500) return status.UNAVAILABLE;
+  if (http >= 500) return status.UNKNOWN;
   return status.FAILED_PRECONDITION;
 }
