@@ -5,7 +5,8 @@ export const remixOptions: VitePluginConfig = {
   appDirectory: 'app',
   buildDirectory: 'build',
   serverModuleFormat: 'esm',
-  ignoredRouteFiles: ['**/*.server.*', '**/*.client.*', '**/*.test.*', '**/__*.*', '**/.*'],
+  // Test files end in .test.ts(x); a route segment named "test" (api.channel.test.$id.ts) must not be ignored.
+  ignoredRouteFiles: ['**/*.server.*', '**/*.client.*', '**/*.test.ts', '**/*.test.tsx', '**/__*.*', '**/.*'],
   future: {
     v3_fetcherPersist: true,
     v3_relativeSplatPath: true,

@@ -1,0 +1,1158 @@
+import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
+import {
+  Form,
+  useFetcher,
+  useLoaderData,
+  useLocation,
+  useNavigation,
+  useRevalidator,
+  useSubmit,
+} from '@remix-run/react';
+import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
+import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
+import { useApiClient, useToast } from '#app/components/toaster.tsx';
+import { Button } from '#app/components/ui/button.tsx';
+import { Link } from '#app/components/ui/link.tsx';
+import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
+import {
+  ChannelFields,
+  type ChannelFormValues,
+  ChannelStatusTag,
+  ChannelsErrorBoundary,
+  FormError,
+  type ModelFetcher,
+  ResponseTimeTag,
+  TagFields,
+  type TestOutcome,
+  TestResults,
+} from '#app/domain/channels/channel-ui.tsx';
+import {
+  type ChannelWire,
+  copyChannel,
+  deleteChannels,
+  deleteDisabledChannels,
+  fixAbilities,
+  groupOptions,
+  idsSchema,
+  listChannels,
+  parseInput,
+  setChannelStatus,
+  setChannelsTag,
+  setTagStatus,
+} from '#app/domain/channels/channels.server.ts';
+import { channelTypeLabel, formatTime } from '#app/domain/channels/constants.ts';
+import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
+import { readChannelPrefs, serializeChannelPrefs } from '#app/domain/channels/prefs.server.ts';
+import { updateAllChannelBalances, updateChannelBalance } from '#app/domain/channels/relay-ops.server.ts';
+import { isDomainError } from '#app/domain/errors.ts';
+import type { loader as editLoader, SaveReply } from '#app/routes/channel.$id.edit.tsx';
+import type { loader as newLoader } from '#app/routes/channel.new.tsx';
+import type { TagReply, loader as tagLoader } from '#app/routes/channel.tag.tsx';
+import type { loader as testAllLoader } from '#app/routes/channel.test-all.tsx';
+import { useHydrated } from '#app/utils/hydrated.ts';
+import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
+import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { redirectWithToast } from '#app/utils/toast.server.ts';
+
+export const handle = { i18n: ['common', 'channels'] };
+
+export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Channels' }];
+
+/**
+ * GET /channel?keyword&model&group&p&page_size (+ prefs=1&id_sort&tag_mode to change the remembered toggles):
+ * the admin channel table (seed 001 §2.4).
+ */
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  const ctx = await channelsPageCtx(request, context);
+  const url = new URL(request.url);
+  const q = (k: string) => (url.searchParams.get(k) ?? '').trim();
+  const page = Math.max(1, Number.parseInt(q('p') || '1', 10) || 1);
+  const chosen = parsePageSize(url.searchParams.get('page_size'));
+  const prefs = await getPreferences(request);
+  const pageSize = chosen ?? prefs.pageSize;
+  const headers = new Headers({ 'Cache-Control': 'no-store' });
+  let view = await readChannelPrefs(request);
+  if (url.searchParams.has('prefs')) {
+    const on = (k: string) => ['1', 'on', 'true'].includes(q(k));
+    view = { idSort: on('id_sort'), tagMode: on('tag_mode') };
+    headers.append('Set-Cookie', await serializeChannelPrefs(view));
+  }
+  if (chosen && chosen !== prefs.pageSize) headers.append('Set-Cookie', await serializePageSize(chosen));
+  const filter = { keyword: q('keyword'), model: q('model'), group: q('group') };
+  const result = await listChannels(ctx, { ...filter, page, pageSize, ...view });
+  return data(
+    {
+      title: ctx.t('channels:title'),
+      result,
+      filter,
+      pageSize,
+      view,
+      groups: await groupOptions(ctx),
+      userId: ctx.actor.id,
+      display: {
+        displayInCurrency: Boolean(ctx.options.get('DisplayInCurrencyEnabled')),
+        quotaPerUnit: Number(ctx.options.get('QuotaPerUnit')) || 500000,
+      } satisfies QuotaDisplay,
+    },
+    { headers },
+  );
+}
+
+/** POST /channel?index intent=...: one row, tag or batch action, then back with a toast (PRG). */
+export async function action({ request, context }: ActionFunctionArgs) {
+  const ctx = await channelsPageCtx(request, context);
+  const formData = await request.formData();
+  const form = Object.fromEntries(formData);
+  const back = safeRedirectTo(form.redirectTo, '/channel');
+  const t = ctx.t;
+  const done = (message: string) => redirectWithToast(back, { type: 'success', message });
+  try {
+    switch (form.intent) {
+      case 'status': {
+        const row = await setChannelStatus(ctx, parseId(String(form.id)), Number(form.status));
+        return done(t(row.status === 1 ? 'channels:toast.enabled' : 'channels:toast.disabled'));
+      }
+      case 'copy': {
+        await copyChannel(ctx, parseId(String(form.id)));
+        return done(t('channels:toast.created', { count: 1 }));
+      }
+      case 'tagStatus': {
+        const status = form.status === '1' ? 1 : 2;
+        const n = await setTagStatus(ctx, String(form.tag ?? ''), status);
+        return done(
+          t(status === 1 ? 'channels:toast.tagEnabled' : 'channels:toast.tagDisabled', { count: n }),
+        );
+      }
+      case 'batchDelete': {
+        const { ids } = parseInput(ctx, idsSchema, { ids: formData.getAll('ids').map(String) });
+        return done(t('channels:toast.batchDeleted', { count: await deleteChannels(ctx, ids) }));
+      }
+      case 'batchTag': {
+        const { ids } = parseInput(ctx, idsSchema, { ids: formData.getAll('ids').map(String) });
+        return done(
+          t('channels:toast.tagged', { count: await setChannelsTag(ctx, ids, String(form.tag ?? '')) }),
+        );
+      }
+      case 'deleteDisabled':
+        return done(t('channels:toast.disabledDeleted', { count: await deleteDisabledChannels(ctx) }));
+      case 'fix':
+        return done(t('channels:toast.fixed', await fixAbilities(ctx)));
+      case 'balance': {
+        const id = parseId(String(form.id));
+        const balance = await updateChannelBalance(ctx, id);
+        return done(
+          t('channels:balance.updated', { name: String(form.name ?? id), amount: `$${balance.toFixed(2)}` }),
+        );
+      }
+      case 'balanceAll': {
+        const s = await updateAllChannelBalances(ctx);
+        return done(t('channels:balance.allDone', { succeeded: s.succeeded, total: s.total }));
+      }
+    }
+    return redirectWithToast(back, { type: 'error', message: t('channels:errors.invalidInput') });
+  } catch (error) {
+    if (isDomainError(error)) return redirectWithToast(back, { type: 'error', message: error.message });
+    throw error;
+  }
+}
+
+type Data = ReturnType<typeof useLoaderData<typeof loader>>;
+
+/** The api-client with the New-Api-User header of the signed-in admin (the JSON contract needs it). */
+function useChannelApi(userId: number) {
+  const api = useApiClient();
+  return useCallback(
+    <T,>(url: string, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('New-Api-User', String(userId));
+      return api.request<T>(url, { ...init, headers });
+    },
+    [api, userId],
+  );
+}
+
+function Drawer({
+  label,
+  trigger,
+  open,
+  setOpen,
+  children,
+}: {
+  label: string;
+  trigger: ReactNode;
+  open: boolean;
+  setOpen: (o: boolean) => void;
+  children: ReactNode;
+}) {
+  return (
+    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
+      {trigger}
+      <ModalOverlay isDismissable className="channel-overlay">
+        <Modal className="channel-drawer">
+          <Dialog aria-label={label}>{children}</Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+/** A confirmation dialog (JavaScript) whose confirm button posts `fields` to this page's action. */
+function ConfirmDialog({
+  label,
+  title,
+  body,
+  fields,
+  back,
+  confirmLabel,
+  variant = 'ghost',
+  isDisabled,
+  action,
+}: {
+  label: string;
+  title: string;
+  body: string;
+  fields: Record<string, string | string[]>;
+  back: string;
+  confirmLabel: string;
+  variant?: 'ghost' | 'secondary';
+  isDisabled?: boolean;
+  action?: string;
+}) {
+  const { t } = useTranslation('channels');
+  return (
+    <DialogTrigger>
+      <Button variant={variant} isDisabled={isDisabled}>
+        {label}
+      </Button>
+      <ModalOverlay isDismissable className="channel-overlay">
+        <Modal className="channel-dialog">
+          <Dialog role="alertdialog">
+            {({ close }) => (
+              <>
+                <Heading slot="title">{title}</Heading>
+                <p>{body}</p>
+                <Form method="post" action={action ?? '/channel?index'} onSubmit={() => close()}>
+                  {Object.entries(fields).flatMap(([k, v]) =>
+                    (Array.isArray(v) ? v : [v]).map((x) => (
+                      <input key={`${k}-${x}`} type="hidden" name={k} value={x} />
+                    )),
+                  )}
+                  <input type="hidden" name="redirectTo" value={back} />
+                  <div className="channel-dialog-actions">
+                    <Button onPress={close}>{t('actions.cancel')}</Button>
+                    <Button type="submit" variant="primary">
+                      {confirmLabel}
+                    </Button>
+                  </div>
+                </Form>
+              </>
+            )}
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+function PostButton({
+  fields,
+  back,
+  label,
+  action,
+}: {
+  fields: Record<string, string | number>;
+  back: string;
+  label: string;
+  action?: string;
+}) {
+  return (
+    <Form method="post" action="/channel?index" className="channel-inline">
+      {Object.entries(fields).map(([k, v]) => (
+        <input key={k} type="hidden" name={k} value={v} />
+      ))}
+      <input type="hidden" name="redirectTo" value={back} />
+      <Button type="submit" variant="ghost" data-action={action}>
+        {label}
+      </Button>
+    </Form>
+  );
+}
+
+/** Loads a form page's loader through a fetcher once (the drawer and dialogs reuse the no-JS pages' data). */
+function useLoadOnce<T>(url: string) {
+  const fetcher = useFetcher<T>();
+  const requested = useRef(false);
+  useEffect(() => {
+    if (requested.current) return;
+    requested.current = true;
+    fetcher.load(url);
+  }, [url, fetcher]);
+  return fetcher.data;
+}
+
+function useModelFetcher(userId: number, id?: number): ModelFetcher {
+  const call = useChannelApi(userId);
+  const { t } = useTranslation('channels');
+  const { notify } = useToast();
+  return useCallback(
+    async (form: HTMLFormElement) => {
+      const fd = new FormData(form);
+      const key = String(fd.get('key') ?? '').trim();
+      let res: Awaited<ReturnType<typeof call<string[]>>>;
+      if (id && !key) res = await call<string[]>(`/api/channel/fetch_models/${id}`);
+      else {
+        if (!key) {
+          notify({ type: 'error', message: t('errors.keyRequiredForFetch') });
+          return null;
+        }
+        res = await call<string[]>('/api/channel/fetch_models', {
+          method: 'POST',
+          body: JSON.stringify({
+            type: fd.get('type'),
+            key: key.split('\n')[0],
+            base_url: fd.get('base_url'),
+            other: fd.get('other'),
+            setting: fd.get('setting'),
+            openai_organization: fd.get('openai_organization'),
+          }),
+          headers: { 'Content-Type': 'application/json' },
+        });
+      }
+      return res.ok ? res.data : null;
+    },
+    [call, id, notify, t],
+  );
+}
+
+function ChannelFormBody({
+  mode,
+  id,
+  userId,
+  close,
+}: {
+  mode: 'create' | 'edit';
+  id?: number;
+  userId: number;
+  close: () => void;
+}) {
+  const { t } = useTranslation('channels');
+  const url = mode === 'create' ? '/channel/new' : `/channel/${id}/edit`;
+  const loaded = useLoadOnce<typeof newLoader | typeof editLoader>(url);
+  const save = useFetcher<SaveReply>();
+  const fetchModels = useModelFetcher(userId, id);
+  useEffect(() => {
+    if (save.state === 'idle' && save.data?.ok) close();
+  }, [save.state, save.data, close]);
+  const title = mode === 'create' ? t('form.addTitle') : t('form.editTitle');
+  return (
+    <>
+      <Heading slot="title">{title}</Heading>
+      {!loaded ? (
+        <p aria-busy="true">…</p>
+      ) : (
+        <save.Form method="post" action={url}>
+          <input type="hidden" name="_fetcher" value="1" />
+          <ChannelFields
+            mode={mode}
+            values={(save.data?.values as ChannelFormValues | undefined) ?? loaded.values}
+            groupOptions={loaded.groups}
+            modelOptions={loaded.models}
+            fetchModels={fetchModels}
+            fieldErrors={save.data?.fieldErrors}
+          />
+          <FormError message={save.data?.error} />
+          <div className="channel-dialog-actions">
+            <Button onPress={close}>{t('actions.cancel')}</Button>
+            <Button type="submit" variant="primary" isDisabled={save.state !== 'idle'}>
+              {t('actions.save')}
+            </Button>
+          </div>
+        </save.Form>
+      )}
+    </>
+  );
+}
+
+function AddAction({ userId }: { userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const [open, setOpen] = useState(false);
+  const [round, setRound] = useState(0);
+  if (!hydrated)
+    return (
+      <Link to="/channel/new" className="btn btn-primary">
+        {t('actions.add')}
+      </Link>
+    );
+  return (
+    <Drawer
+      label={t('form.addTitle')}
+      open={open}
+      setOpen={(o) => {
+        setOpen(o);
+        if (!o) setRound((r) => r + 1);
+      }}
+      trigger={<Button variant="primary">{t('actions.add')}</Button>}
+    >
+      <ChannelFormBody key={round} mode="create" userId={userId} close={() => setOpen(false)} />
+    </Drawer>
+  );
+}
+
+function EditAction({ row, back, userId }: { row: ChannelWire; back: string; userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const [open, setOpen] = useState(false);
+  const [round, setRound] = useState(0);
+  if (!hydrated)
+    return (
+      <Link
+        to={`/channel/${row.id}/edit?${new URLSearchParams({ redirectTo: back })}`}
+        className="btn btn-ghost"
+      >
+        {t('actions.edit')}
+      </Link>
+    );
+  return (
+    <Drawer
+      label={t('form.editTitle')}
+      open={open}
+      setOpen={(o) => {
+        setOpen(o);
+        if (!o) setRound((r) => r + 1);
+      }}
+      trigger={
+        <Button variant="ghost" data-action="edit">
+          {t('actions.edit')}
+        </Button>
+      }
+    >
+      <ChannelFormBody key={round} mode="edit" id={row.id} userId={userId} close={() => setOpen(false)} />
+    </Drawer>
+  );
+}
+
+/** Row "test": with JavaScript a model-picker dialog calling GET /api/channel/test/{id}; without, a page. */
+function TestAction({ row, back, userId }: { row: ChannelWire; back: string; userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const call = useChannelApi(userId);
+  const { notify } = useToast();
+  const revalidator = useRevalidator();
+  const [busy, setBusy] = useState(false);
+  if (!hydrated)
+    return (
+      <Link
+        to={`/channel/${row.id}/test?${new URLSearchParams({ redirectTo: back })}`}
+        className="btn btn-ghost"
+      >
+        {t('actions.test')}
+      </Link>
+    );
+  const models = row.models.split(',').filter(Boolean);
+  const run = async (model: string) => {
+    setBusy(true);
+    const res = await call<number>(`/api/channel/test/${row.id}?${new URLSearchParams({ model })}`);
+    setBusy(false);
+    if (res.ok)
+      notify({ type: 'success', message: t('test.result', { name: row.name, time: res.data.toFixed(2) }) });
+    revalidator.revalidate();
+  };
+  return (
+    <DialogTrigger>
+      <Button variant="ghost" data-action="test" isDisabled={busy}>
+        {t('actions.test')}
+      </Button>
+      <ModalOverlay isDismissable className="channel-overlay">
+        <Modal className="channel-dialog">
+          <Dialog>
+            {({ close }) => (
+              <form
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  const model = String(new FormData(e.currentTarget).get('model') ?? '');
+                  close();
+                  void run(model);
+                }}
+              >
+                <Heading slot="title">{t('test.pickTitle', { name: row.name })}</Heading>
+                <div className="channel-field">
+                  <label htmlFor={`test-model-${row.id}`}>{t('test.model')}</label>
+                  <select id={`test-model-${row.id}`} name="model" className="channel-input" defaultValue="">
+                    <option value="">
+                      {t('test.defaultModel', { model: row.test_model || models[0] || '' })}
+                    </option>
+                    {models.map((m) => (
+                      <option key={m} value={m}>
+                        {m}
+                      </option>
+                    ))}
+                  </select>
+                </div>
+                <div className="channel-dialog-actions">
+                  <Button onPress={close}>{t('actions.cancel')}</Button>
+                  <Button type="submit" variant="primary">
+                    {t('actions.test')}
+                  </Button>
+                </div>
+              </form>
+            )}
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+function BalanceAction({ row, back, userId }: { row: ChannelWire; back: string; userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const call = useChannelApi(userId);
+  const { notify } = useToast();
+  const revalidator = useRevalidator();
+  const [busy, setBusy] = useState(false);
+  if (!hydrated)
+    return (
+      <PostButton
+        fields={{ intent: 'balance', id: row.id, name: row.name }}
+        back={back}
+        label={t('actions.balance')}
+      />
+    );
+  return (
+    <Button
+      variant="ghost"
+      data-action="balance"
+      isDisabled={busy}
+      onPress={async () => {
+        setBusy(true);
+        const res = await call<number>(`/api/channel/update_balance/${row.id}/`);
+        setBusy(false);
+        if (res.ok)
+          notify({
+            type: 'success',
+            message: t('balance.updated', { name: row.name, amount: `$${res.data.toFixed(2)}` }),
+          });
+        revalidator.revalidate();
+      }}
+    >
+      {t('actions.balance')}
+    </Button>
+  );
+}
+
+function DeleteAction({ row, back }: { row: ChannelWire; back: string }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  if (!hydrated)
+    return (
+      <Link
+        to={`/channel/${row.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
+        className="btn btn-ghost"
+      >
+        {t('actions.delete')}
+      </Link>
+    );
+  return (
+    <ConfirmDialog
+      label={t('actions.delete')}
+      title={t('confirm.deleteTitle')}
+      body={t('confirm.deleteBody', { name: row.name, id: row.id })}
+      fields={{ intent: 'batchDelete', ids: String(row.id) }}
+      back={back}
+      confirmLabel={t('actions.confirmDelete')}
+    />
+  );
+}
+
+/** Toolbar actions that confirm first: a dialog with JavaScript, the /channel/confirm page without. */
+function ConfirmedTool({
+  op,
+  back,
+  label,
+  title,
+  body,
+}: {
+  op: string;
+  back: string;
+  label: string;
+  title: string;
+  body: string;
+}) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  if (!hydrated)
+    return (
+      <Link
+        to={`/channel/confirm?${new URLSearchParams({ op, redirectTo: back })}`}
+        className="btn btn-secondary"
+      >
+        {label}
+      </Link>
+    );
+  return (
+    <ConfirmDialog
+      label={label}
+      title={title}
+      body={body}
+      fields={{ intent: op }}
+      back={back}
+      confirmLabel={t('actions.confirm')}
+      variant="secondary"
+    />
+  );
+}
+
+/** Test all (JavaScript): tests each channel in turn through GET /api/channel/test/{id}, with progress. */
+function TestAllAction({ userId }: { userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const [open, setOpen] = useState(false);
+  const [round, setRound] = useState(0);
+  if (!hydrated)
+    return (
+      <Link to="/channel/test-all" className="btn btn-secondary">
+        {t('actions.testAll')}
+      </Link>
+    );
+  return (
+    <DialogTrigger
+      isOpen={open}
+      onOpenChange={(o) => {
+        setOpen(o);
+        if (!o) setRound((r) => r + 1);
+      }}
+    >
+      <Button variant="secondary">{t('actions.testAll')}</Button>
+      <ModalOverlay isDismissable className="channel-overlay">
+        <Modal className="channel-dialog channel-dialog-wide">
+          <Dialog aria-label={t('test.allTitle')}>
+            <TestAllBody key={round} userId={userId} close={() => setOpen(false)} />
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+function TestAllBody({ userId, close }: { userId: number; close: () => void }) {
+  const { t } = useTranslation('channels');
+  const loaded = useLoadOnce<typeof testAllLoader>('/channel/test-all');
+  const revalidator = useRevalidator();
+  const [results, setResults] = useState<TestOutcome[]>([]);
+  const [running, setRunning] = useState(false);
+  const stopped = useRef(false);
+  useEffect(
+    () => () => {
+      stopped.current = true;
+    },
+    [],
+  );
+  const channels = loaded?.channels ?? [];
+  const start = async () => {
+    setRunning(true);
+    setResults([]);
+    for (const c of channels) {
+      if (stopped.current) break;
+      // a failing channel is a result, not a toast: read the envelope directly
+      const res = await fetch(`/api/channel/test/${c.id}`, {
+        headers: { 'New-Api-User': String(userId), Accept: 'application/json' },
+        credentials: 'same-origin',
+      });
+      const body = (await res.json().catch(() => null)) as {
+        success?: boolean;
+        message?: string;
+        data?: number;
+      } | null;
+      if (res.status === 401) return window.location.assign('/login?expired=true');
+      setResults((r) => [
+        ...r,
+        {
+          id: c.id,
+          name: c.name,
+          ok: body?.success === true,
+          time: Number(body?.data ?? 0),
+          message: body?.message ?? t('errors.requestFailed'),
+        },
+      ]);
+    }
+    setRunning(false);
+    revalidator.revalidate();
+  };
+  const ok = results.filter((r) => r.ok).length;
+  return (
+    <>
+      <Heading slot="title">{t('test.allTitle')}</Heading>
+      {!loaded ? (
+        <p aria-busy="true">…</p>
+      ) : channels.length === 0 ? (
+        <p>{t('test.none')}</p>
+      ) : (
+        <>
+          <p>{t('test.allIntro')}</p>
+          <progress max={channels.length} value={results.length} aria-label={t('test.allTitle')} />
+          <p role="status" aria-live="polite" data-testid="test-all-progress">
+            {running
+              ? `${t('test.running')} ${t('test.progress', { done: results.length, total: channels.length })}`
+              : results.length
+                ? t('test.done', { ok, failed: results.length - ok })
+                : ''}
+          </p>
+          <TestResults results={results} />
+        </>
+      )}
+      <div className="channel-dialog-actions">
+        <Button onPress={close}>{t('actions.close')}</Button>
+        <Button variant="primary" isDisabled={running || channels.length === 0} onPress={() => void start()}>
+          {t('actions.start')}
+        </Button>
+      </div>
+    </>
+  );
+}
+
+function BalanceAllAction({ back, userId }: { back: string; userId: number }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const call = useChannelApi(userId);
+  const { notify } = useToast();
+  const revalidator = useRevalidator();
+  const [busy, setBusy] = useState(false);
+  if (!hydrated)
+    return (
+      <PostButton fields={{ intent: 'balanceAll' }} back={back} label={t('actions.updateAllBalances')} />
+    );
+  return (
+    <Button
+      variant="secondary"
+      isDisabled={busy}
+      onPress={async () => {
+        setBusy(true);
+        const res = await call<{ total: number; succeeded: number }>('/api/channel/update_balance');
+        setBusy(false);
+        if (res.ok) notify({ type: 'success', message: t('balance.allDone', res.data) });
+        revalidator.revalidate();
+      }}
+    >
+      {busy ? t('test.running') : t('actions.updateAllBalances')}
+    </Button>
+  );
+}
+
+function TagEditAction({ tag, back }: { tag: string; back: string }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const [open, setOpen] = useState(false);
+  const [round, setRound] = useState(0);
+  const href = `/channel/tag?${new URLSearchParams({ tag, redirectTo: back })}`;
+  if (!hydrated)
+    return (
+      <Link to={href} className="btn btn-ghost">
+        {t('actions.editTag')}
+      </Link>
+    );
+  return (
+    <DialogTrigger
+      isOpen={open}
+      onOpenChange={(o) => {
+        setOpen(o);
+        if (!o) setRound((r) => r + 1);
+      }}
+    >
+      <Button variant="ghost" data-action="edit-tag">
+        {t('actions.editTag')}
+      </Button>
+      <ModalOverlay isDismissable className="channel-overlay">
+        <Modal className="channel-dialog channel-dialog-wide">
+          <Dialog aria-label={t('tagForm.title', { tag })}>
+            <TagEditBody key={round} tag={tag} close={() => setOpen(false)} />
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
+  );
+}
+
+function TagEditBody({ tag, close }: { tag: string; close: () => void }) {
+  const { t } = useTranslation('channels');
+  useLoadOnce<typeof tagLoader>(`/channel/tag?${new URLSearchParams({ tag })}`);
+  const save = useFetcher<TagReply>();
+  useEffect(() => {
+    if (save.state === 'idle' && save.data?.ok) close();
+  }, [save.state, save.data, close]);
+  return (
+    <>
+      <Heading slot="title">{t('tagForm.title', { tag })}</Heading>
+      <save.Form method="post" action="/channel/tag">
+        <input type="hidden" name="_fetcher" value="1" />
+        <TagFields tag={tag} values={save.data?.values} />
+        <FormError message={save.data?.error} />
+        <div className="channel-dialog-actions">
+          <Button onPress={close}>{t('actions.cancel')}</Button>
+          <Button type="submit" variant="primary" isDisabled={save.state !== 'idle'}>
+            {t('actions.save')}
+          </Button>
+        </div>
+      </save.Form>
+    </>
+  );
+}
+
+function ChannelRow({
+  row,
+  back,
+  userId,
+  display,
+  selected,
+  toggle,
+  child,
+}: {
+  row: ChannelWire;
+  back: string;
+  userId: number;
+  display: QuotaDisplay;
+  selected: boolean;
+  toggle: (id: number, on: boolean) => void;
+  child?: boolean;
+}) {
+  const { t } = useTranslation('channels');
+  return (
+    <tr data-channel-id={row.id} data-name={row.name} className={child ? 'channel-child-row' : undefined}>
+      <td>
+        <input
+          type="checkbox"
+          name="ids"
+          value={row.id}
+          form="channel-batch"
+          checked={selected}
+          onChange={(e) => toggle(row.id, e.target.checked)}
+          aria-label={t('selectRow', { name: row.name })}
+        />
+      </td>
+      <td>{row.id}</td>
+      <td>
+        {row.name}
+        {row.tag && !child ? <span className="badge channel-tag">{row.tag}</span> : null}
+      </td>
+      <td>
+        {row.group.split(',').map((g) => (
+          <span key={g} className="badge channel-group">
+            {g}
+          </span>
+        ))}
+      </td>
+      <td>{channelTypeLabel(row.type)}</td>
+      <td>
+        <ChannelStatusTag status={row.status} otherInfo={row.other_info} />
+      </td>
+      <td>
+        <ResponseTimeTag ms={row.response_time} testTime={row.test_time} />
+      </td>
+      <td title={row.balance_updated_time ? formatTime(row.balance_updated_time) : undefined}>
+        {formatQuota(row.used_quota, display)} / ${row.balance.toFixed(2)}
+      </td>
+      <td>{row.priority}</td>
+      <td>{row.weight}</td>
+      <td>
+        <div className="row-actions channel-row-actions">
+          <TestAction row={row} back={back} userId={userId} />
+          <BalanceAction row={row} back={back} userId={userId} />
+          <PostButton
+            fields={{ intent: 'status', id: row.id, status: row.status === 1 ? 2 : 1 }}
+            back={back}
+            label={t(row.status === 1 ? 'actions.disable' : 'actions.enable')}
+            action={row.status === 1 ? 'disable' : 'enable'}
+          />
+          <EditAction row={row} back={back} userId={userId} />
+          <PostButton
+            fields={{ intent: 'copy', id: row.id }}
+            back={back}
+            label={t('actions.copy')}
+            action="copy"
+          />
+          <DeleteAction row={row} back={back} />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+function BatchBar({ selected, back }: { selected: number[]; back: string }) {
+  const { t } = useTranslation('channels');
+  const hydrated = useHydrated();
+  const [tag, setTag] = useState('');
+  const ids = selected.map(String);
+  return (
+    <Form method="get" action="/channel/confirm" id="channel-batch" className="channel-batch">
+      <input type="hidden" name="redirectTo" value={back} />
+      <span role="status" aria-live="polite">
+        {hydrated ? t('selected', { count: selected.length }) : null}
+      </span>
+      <label htmlFor="channel-batch-tag">{t('tagForm.batchTag')}</label>
+      <input
+        id="channel-batch-tag"
+        name="tag"
+        value={tag}
+        onChange={(e) => setTag(e.target.value)}
+        className="channel-input"
+      />
+      {hydrated ? (
+        <>
+          <ConfirmDialog
+            label={t('actions.batchTag')}
+            title={t('tagForm.batchTitle')}
+            body={`${t('selected', { count: selected.length })} → ${tag}`}
+            fields={{ intent: 'batchTag', tag, ids }}
+            back={back}
+            confirmLabel={t('actions.confirm')}
+            variant="secondary"
+            isDisabled={selected.length === 0 || !tag.trim()}
+          />
+          <ConfirmDialog
+            label={t('actions.batchDelete')}
+            title={t('confirm.batchDeleteTitle')}
+            body={t('confirm.batchDeleteBody', { count: selected.length })}
+            fields={{ intent: 'batchDelete', ids }}
+            back={back}
+            confirmLabel={t('actions.confirmDelete')}
+            variant="secondary"
+            isDisabled={selected.length === 0}
+          />
+        </>
+      ) : (
+        <>
+          <Button type="submit" name="op" value="batchTag">
+            {t('actions.batchTag')}
+          </Button>
+          <Button type="submit" name="op" value="batchDelete">
+            {t('actions.batchDelete')}
+          </Button>
+        </>
+      )}
+    </Form>
+  );
+}
+
+export default function ChannelsPage() {
+  const { result, filter, pageSize, view, groups, userId, display } = useLoaderData<typeof loader>() as Data;
+  const { t } = useTranslation('channels');
+  const location = useLocation();
+  const navigation = useNavigation();
+  const submit = useSubmit();
+  const hydrated = useHydrated();
+  const back = location.pathname + location.search;
+  const pages = Math.max(1, Math.ceil(result.total / result.page_size));
+  const [selected, setSelected] = useState<number[]>([]);
+  const toggle = useCallback(
+    (id: number, on: boolean) =>
+      setSelected((s) => (on ? [...new Set([...s, id])] : s.filter((x) => x !== id))),
+    [],
+  );
+  // rows that left the page (deleted, another page) are no longer selected
+  const visible = result.items.flatMap((i) =>
+    i.kind === 'tag' ? i.children.map((c) => c.id) : [i.channel.id],
+  );
+  const visibleKey = visible.join(',');
+  useEffect(() => {
+    const ids = new Set(visibleKey.split(',').map(Number));
+    setSelected((s) => s.filter((id) => ids.has(id)));
+  }, [visibleKey]);
+  const rowProps = { back, userId, display, toggle };
+
+  return (
+    <div className="page channels-page">
+      <h1>{t('title')}</h1>
+      <div className="channel-toolbar">
+        <Form method="get" role="search" aria-label={t('search.label')} className="channel-search">
+          <label>
+            {t('search.keyword')}
+            <input
+              type="search"
+              name="keyword"
+              defaultValue={filter.keyword}
+              placeholder={t('search.keywordPlaceholder')}
+              className="channel-input"
+            />
+          </label>
+          <label>
+            {t('search.model')}
+            <input
+              type="search"
+              name="model"
+              defaultValue={filter.model}
+              placeholder={t('search.modelPlaceholder')}
+              className="channel-input"
+            />
+          </label>
+          <label>
+            {t('search.group')}
+            <select name="group" defaultValue={filter.group} className="channel-input">
+              <option value="">{t('search.anyGroup')}</option>
+              {groups.map((g) => (
+                <option key={g} value={g}>
+                  {g}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            {t('pagination.pageSize', { ns: 'common' })}
+            <select name="page_size" defaultValue={String(pageSize)} className="channel-input">
+              {pageSizes.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+          <Button type="submit" variant="secondary" isDisabled={navigation.state === 'loading'}>
+            {t('search.submit')}
+          </Button>
+        </Form>
+        <Form
+          method="get"
+          className="channel-prefs"
+          aria-label={t('prefs.label')}
+          onChange={(e) => {
+            if (hydrated) submit(e.currentTarget);
+          }}
+        >
+          <input type="hidden" name="prefs" value="1" />
+          {filter.keyword ? <input type="hidden" name="keyword" value={filter.keyword} /> : null}
+          {filter.model ? <input type="hidden" name="model" value={filter.model} /> : null}
+          {filter.group ? <input type="hidden" name="group" value={filter.group} /> : null}
+          <label className="channel-check">
+            <input type="checkbox" name="id_sort" value="1" defaultChecked={view.idSort} />
+            {t('prefs.idSort')}
+          </label>
+          <label className="channel-check">
+            <input type="checkbox" name="tag_mode" value="1" defaultChecked={view.tagMode} />
+            {t('prefs.tagMode')}
+          </label>
+          {hydrated ? null : (
+            <Button type="submit" variant="ghost">
+              {t('prefs.apply')}
+            </Button>
+          )}
+        </Form>
+      </div>
+      <div className="channel-tools">
+        <AddAction userId={userId} />
+        <TestAllAction userId={userId} />
+        <BalanceAllAction back={back} userId={userId} />
+        <ConfirmedTool
+          op="fix"
+          back={back}
+          label={t('actions.fix')}
+          title={t('confirm.fixTitle')}
+          body={t('confirm.fixBody')}
+        />
+        <ConfirmedTool
+          op="deleteDisabled"
+          back={back}
+          label={t('actions.deleteDisabled')}
+          title={t('confirm.deleteDisabledTitle')}
+          body={t('confirm.deleteDisabledBody')}
+        />
+      </div>
+      <BatchBar selected={selected} back={back} />
+
+      <table className="table channels-table">
+        <thead>
+          <tr>
+            <th scope="col">
+              <span className="channel-sr-only">{t('columns.select')}</span>
+            </th>
+            <th scope="col">{t('columns.id')}</th>
+            <th scope="col">{t('columns.name')}</th>
+            <th scope="col">{t('columns.group')}</th>
+            <th scope="col">{t('columns.type')}</th>
+            <th scope="col">{t('columns.status')}</th>
+            <th scope="col">{t('columns.responseTime')}</th>
+            <th scope="col">{t('columns.balance')}</th>
+            <th scope="col">{t('columns.priority')}</th>
+            <th scope="col">{t('columns.weight')}</th>
+            <th scope="col">{t('columns.actions')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.items.length === 0 ? (
+            <tr>
+              <td colSpan={11}>{t('empty')}</td>
+            </tr>
+          ) : null}
+          {result.items.map((item) =>
+            item.kind === 'channel' ? (
+              <ChannelRow
+                key={item.channel.id}
+                row={item.channel}
+                selected={selected.includes(item.channel.id)}
+                {...rowProps}
+              />
+            ) : (
+              <TagRows
+                key={`tag-${item.tag}`}
+                tag={item.tag}
+                rows={item.children}
+                selected={selected}
+                {...rowProps}
+              />
+            ),
+          )}
+        </tbody>
+      </table>
+
+      <Pagination page={result.page} pages={pages} total={result.total} />
+    </div>
+  );
+}
+
+function TagRows({
+  tag,
+  rows,
+  selected,
+  back,
+  ...rest
+}: {
+  tag: string;
+  rows: ChannelWire[];
+  selected: number[];
+  back: string;
+  userId: number;
+  display: QuotaDisplay;
+  toggle: (id: number, on: boolean) => void;
+}) {
+  const { t } = useTranslation('channels');
+  return (
+    <>
+      <tr className="channel-tag-row" data-tag={tag}>
+        <td />
+        <td colSpan={9}>
+          <strong>{t('tagRow', { tag, count: rows.length })}</strong>
+        </td>
+        <td>
+          <div className="row-actions channel-row-actions">
+            <PostButton
+              fields={{ intent: 'tagStatus', tag, status: 1 }}
+              back={back}
+              label={t('actions.enableAll')}
+            />
+            <PostButton
+              fields={{ intent: 'tagStatus', tag, status: 2 }}
+              back={back}
+              label={t('actions.disableAll')}
+            />
+            <TagEditAction tag={tag} back={back} />
+          </div>
+        </td>
+      </tr>
+      {rows.map((r) => (
+        <ChannelRow key={r.id} row={r} back={back} selected={selected.includes(r.id)} child {...rest} />
+      ))}
+    </>
+  );
+}
+
+export { ChannelsErrorBoundary as ErrorBoundary };
