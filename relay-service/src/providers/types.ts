@@ -40,6 +40,39 @@ export type ChannelConfig = {
   paramOverride: Record<string, unknown>;
 };
 
+/**
+ * Admin-editable model settings of seed 000 (the settings "models tab"), resolved by core from the options and
+ * handed to adaptors, which stay pure. Keys are model names; "default" is the fallback entry where it applies.
+ */
+export type ProviderSettings = {
+  claude: {
+    /** claude.model_headers_settings: model → extra request headers (e.g. anthropic-beta). */
+    modelHeaders: Record<string, Record<string, string>>;
+    /** claude.default_max_tokens: model (or "default") → max_tokens when the client sets none. */
+    defaultMaxTokens: Record<string, number>;
+    /** claude.thinking_adapter_enabled: the `-thinking` model suffix turns extended thinking on. */
+    thinkingAdapterEnabled: boolean;
+    /** claude.thinking_adapter_budget_tokens_percentage (0.1–1): budget = max_tokens × this. */
+    thinkingBudgetShare: number;
+  };
+  gemini: {
+    /** gemini.safety_settings: category (or "default") → threshold, e.g. {"default":"OFF"}. */
+    safetySettings: Record<string, string>;
+    /** gemini.version_settings: model (or "default") → API version, e.g. {"default":"v1beta"}. */
+    versionSettings: Record<string, string>;
+  };
+};
+
+export const DEFAULT_PROVIDER_SETTINGS: ProviderSettings = {
+  claude: {
+    modelHeaders: {},
+    defaultMaxTokens: { default: 8192 },
+    thinkingAdapterEnabled: true,
+    thinkingBudgetShare: 0.8,
+  },
+  gemini: { safetySettings: { default: 'OFF' }, versionSettings: { default: 'v1beta' } },
+};
+
 export type RelayInput = {
   endpoint: Endpoint;
   /** The model after model mapping: what the upstream gets. */
@@ -49,6 +82,8 @@ export type RelayInput = {
   body: Record<string, unknown> | FormData;
   /** Client headers the adaptor may forward (e.g. anthropic-version later); never the client's credentials. */
   clientHeaders: Headers;
+  /** Model settings from the options; absent = DEFAULT_PROVIDER_SETTINGS. */
+  settings?: ProviderSettings;
 };
 
 export type UpstreamRequest = {
