@@ -13,6 +13,7 @@ import type {
   ChannelConfig,
   Endpoint,
   ProviderAdaptor,
+  ProviderSettings,
   RelayInput,
   UpstreamError,
 } from '../providers/types.ts';
@@ -348,6 +349,7 @@ export class RelayCore {
         ? { ...claudeToChat(call.body as Record<string, unknown>), model: upstreamModel }
         : withModel(call.body, upstreamModel),
       clientHeaders: call.clientHeaders,
+      settings: providerSettings(d.options),
     };
     const req = adaptor.buildRequest(channelConfig(channel), input);
     const timeout = AbortSignal.timeout(d.upstreamTimeoutMs);
@@ -676,4 +678,20 @@ function withModel(
 /** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude Messages → chat). */
 function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
   return endpoint === 'messages' && adaptor.supports('chat');
+}
+
+/** The models-tab options (seed 000) as the adaptors' settings. */
+export function providerSettings(options: OptionService): ProviderSettings {
+  return {
+    claude: {
+      modelHeaders: options.get('claude.model_headers_settings') as Record<string, Record<string, string>>,
+      defaultMaxTokens: options.get('claude.default_max_tokens'),
+      thinkingAdapterEnabled: options.get('claude.thinking_adapter_enabled'),
+      thinkingBudgetShare: options.get('claude.thinking_adapter_budget_tokens_percentage'),
+    },
+    gemini: {
+      safetySettings: options.get('gemini.safety_settings'),
+      versionSettings: options.get('gemini.version_settings'),
+    },
+  };
 }

@@ -219,6 +219,9 @@ export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body:
     case 'messages':
       // Claude format: system apart, content as blocks; counted like the equivalent chat request.
       return countChatPromptTokensWith(c, claudeToChat(body).messages, body.tools);
+    case 'generate':
+      // Gemini format: the text of contents and systemInstruction parts (a bridge may refine this).
+      return c.count(geminiText(body));
   }
 }
 
@@ -228,4 +231,18 @@ export async function countPromptTokens(
   model: string,
 ): Promise<number> {
   return countPromptTokensWith(await tokenCounter(model), endpoint, body);
+}
+
+/** The text parts of a Gemini request (contents[].parts[].text and systemInstruction). */
+function geminiText(body: Json): string {
+  const out: string[] = [];
+  const parts = (content: unknown) => {
+    const p = (content as { parts?: unknown })?.parts;
+    if (Array.isArray(p))
+      for (const x of p)
+        if (typeof (x as { text?: unknown })?.text === 'string') out.push((x as { text: string }).text);
+  };
+  parts(body.systemInstruction ?? body.system_instruction);
+  if (Array.isArray(body.contents)) for (const c of body.contents) parts(c);
+  return out.join('\n');
 }

@@ -20,7 +20,9 @@ export type Endpoint =
   | 'rerank'
   | 'responses'
   /** Anthropic Messages (inbound Claude format: /v1/messages). */
-  | 'messages';
+  | 'messages'
+  /** Gemini generateContent / streamGenerateContent (inbound Gemini format: /v1beta/models/{model}:...). */
+  | 'generate';
 
 /** The channel columns an adaptor may use (secrets included: adaptors run server-side only). */
 export type ChannelConfig = {

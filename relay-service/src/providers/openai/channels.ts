@@ -40,6 +40,7 @@ export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = {
   responses: '/responses',
   // Not an OpenAI endpoint: Claude-format calls reach OpenAI channels through the chat bridge.
   messages: '/chat/completions',
+  generate: '/chat/completions',
 };
 
 export function channelBase(channel: ChannelConfig): string {
