@@ -19,10 +19,10 @@ export const LogSchema = defineEntity({
       .index('logs_created_at_index'),
     type: p.smallint(),
     content: p.text().default(''),
-    username: p.string().length(64).default('').index('logs_username_index'),
-    tokenName: p.string().length(128).default('').index('logs_token_name_index'),
+    username: p.string().length(64).default(''),
+    tokenName: p.string().length(128).default(''),
     tokenId: p.integer().default(0),
-    modelName: p.string().length(255).default('').index('logs_model_name_index'),
+    modelName: p.string().length(255).default(''),
     quota: p.bigint('number').default(0),
     promptTokens: p.integer().default(0),
     completionTokens: p.integer().default(0),
@@ -43,6 +43,11 @@ export const LogSchema = defineEntity({
     { name: 'logs_user_id_created_at_index', properties: ['userId', 'createdAt'] },
     { name: 'logs_type_created_at_index', properties: ['type', 'createdAt'] },
     { name: 'logs_channel_id_created_at_index', properties: ['channelId', 'createdAt'] },
+    // Filters of the log pages are equality + newest first: each filter column leads an index with created_at,
+    // so a rare value never makes PostgreSQL walk created_at backwards over millions of rows.
+    { name: 'logs_username_created_at_index', properties: ['username', 'createdAt'] },
+    { name: 'logs_token_name_created_at_index', properties: ['tokenName', 'createdAt'] },
+    { name: 'logs_model_name_created_at_index', properties: ['modelName', 'createdAt'] },
   ],
 });
 
