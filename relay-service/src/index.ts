@@ -9,6 +9,7 @@ import type { BillingReporter } from './grpc/billing-client.ts';
 import { startRelayGrpc } from './grpc/server.ts';
 import { createHttpApp } from './http/app.ts';
 import { createClaudeFront } from './http/claude.ts';
+import { createGeminiFront } from './http/gemini.ts';
 import { createOpenAiFront } from './http/openai.ts';
 import { createLogger, type Logger } from './log.ts';
 import { serveHttp } from './runtime.ts';
@@ -77,6 +78,8 @@ export async function startRelay(
       ? [
           // Claude first: it owns /v1/messages and answers GET /v1/models for Claude clients.
           createClaudeFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
+          // Gemini owns /v1beta and POST /v1/models/{model}:{method}.
+          createGeminiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
           createOpenAiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
         ]
       : undefined;

@@ -8,6 +8,7 @@ import type { OptionService } from '@switchyard/db/options/service.ts';
 import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import type { Logger } from '../log.ts';
 import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
+import { chatStreamToGemini, chatToGemini, geminiToChat } from '../providers/bridges/gemini-chat.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
   ChannelConfig,
@@ -71,7 +72,30 @@ export type RelayDeps = {
 };
 
 const HOLD_TTL_MARGIN_MS = 60_000;
-const STREAMING: ReadonlySet<Endpoint> = new Set(['chat', 'completions', 'responses', 'messages']);
+const STREAMING: ReadonlySet<Endpoint> = new Set([
+  'chat',
+  'completions',
+  'responses',
+  'messages',
+  'generate',
+]);
+
+/** An inbound format that reaches chat channels by conversion (request → chat, chat answer → the format). */
+type InboundBridge = {
+  toChat(body: Record<string, unknown>, stream: boolean): Record<string, unknown>;
+  fromChat(chatJson: string, model: string): string;
+  streamFromChat(model: string): TransformStream<Uint8Array, Uint8Array>;
+};
+
+/** Keyed by the inbound endpoint. These formats also have their own stream framing (no `data: [DONE]`). */
+const BRIDGES: Partial<Record<Endpoint, InboundBridge>> = {
+  messages: {
+    toChat: (body) => claudeToChat(body),
+    fromChat: chatToClaude,
+    streamFromChat: chatStreamToClaude,
+  },
+  generate: { toChat: geminiToChat, fromChat: chatToGemini, streamFromChat: chatStreamToGemini },
+};
 
 export function newRequestId(): string {
   return crypto.randomUUID().replaceAll('-', '');
@@ -339,14 +363,14 @@ export class RelayCore {
     const { call } = ctx;
     ctx.upstreamModel = upstreamModel;
     const stream = call.stream && STREAMING.has(call.endpoint);
-    // A Claude-format call on a channel without native Messages goes through the chat bridge.
-    const bridged = !adaptor.supports(call.endpoint);
+    // A Claude- or Gemini-format call on a channel without that native format goes through the chat bridge.
+    const bridge = adaptor.supports(call.endpoint) ? null : (BRIDGES[call.endpoint] ?? null);
     const input: RelayInput = {
-      endpoint: bridged ? 'chat' : call.endpoint,
+      endpoint: bridge ? 'chat' : call.endpoint,
       upstreamModel,
       stream,
-      body: bridged
-        ? { ...claudeToChat(call.body as Record<string, unknown>), model: upstreamModel }
+      body: bridge
+        ? { ...bridge.toChat(call.body as Record<string, unknown>, stream), model: upstreamModel }
         : withModel(call.body, upstreamModel),
       clientHeaders: call.clientHeaders,
       settings: providerSettings(d.options),
@@ -401,7 +425,7 @@ export class RelayCore {
 
     const headers = new Headers({ 'x-request-id': ctx.requestId });
     if (stream && res.body) {
-      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers, bridged) };
+      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers, bridge) };
     }
     const buf = new Uint8Array(await res.arrayBuffer());
     const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
@@ -431,7 +455,7 @@ export class RelayCore {
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
-    const body = bridged ? chatToClaude(await new Response(parsed.body).text(), call.model) : parsed.body;
+    const body = bridge ? bridge.fromChat(await new Response(parsed.body).text(), call.model) : parsed.body;
     return {
       ok: true,
       result: { kind: 'body', status: 200, headers, body, requestId: ctx.requestId },
@@ -444,12 +468,12 @@ export class RelayCore {
     input: RelayInput,
     res: Response,
     headers: Headers,
-    bridged: boolean,
+    bridge: InboundBridge | null,
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
     const converted = (res.body as ReadableStream<Uint8Array>).pipeThrough(conv.transform);
     const reader = (
-      bridged ? converted.pipeThrough(chatStreamToClaude(ctx.call.model)) : converted
+      bridge ? converted.pipeThrough(bridge.streamFromChat(ctx.call.model)) : converted
     ).getReader();
     let frtMs = 0;
     let finished: Promise<void> | null = null;
@@ -492,8 +516,7 @@ export class RelayCore {
           ) {
             // StopOnSensitiveEnabled: end the answer here (billed for what was produced), as a clean stream end.
             await reader.cancel().catch(() => {});
-            if (ctx.call.endpoint !== 'messages')
-              controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
+            if (!BRIDGES[ctx.call.endpoint]) controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
             controller.close();
             await finish();
             return;
@@ -655,8 +678,13 @@ function clientGone(): RelayError {
 }
 
 function maxTokensOf(body: Record<string, unknown>): number | undefined {
+  // Gemini keeps the limit in generationConfig.
+  const g = body.generationConfig ?? body.generation_config;
+  const gemini = g && typeof g === 'object' ? (g as Record<string, unknown>) : {};
   for (const k of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
-    const v = body[k];
+    const v =
+      body[k] ??
+      (k === 'max_output_tokens' ? (gemini.maxOutputTokens ?? gemini.max_output_tokens) : undefined);
     if (typeof v === 'number' && Number.isFinite(v) && v > 0) return Math.floor(v);
   }
   return undefined;
@@ -675,9 +703,9 @@ function withModel(
   return { ...body, model };
 }
 
-/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude Messages → chat). */
+/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini → chat). */
 function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
-  return endpoint === 'messages' && adaptor.supports('chat');
+  return BRIDGES[endpoint] !== undefined && adaptor.supports('chat');
 }
 
 /** The models-tab options (seed 000) as the adaptors' settings. */

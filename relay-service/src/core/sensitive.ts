@@ -63,6 +63,14 @@ export function promptText(endpoint: Endpoint, body: Record<string, unknown> | F
       textOf(body.instructions, out);
       textOf(body.input, out);
       break;
+    case 'generate':
+      // Gemini format: text parts of systemInstruction and of each content.
+      for (const c of [
+        body.systemInstruction ?? body.system_instruction,
+        ...(Array.isArray(body.contents) ? body.contents : []),
+      ])
+        textOf(typeof c === 'string' ? c : (c as { parts?: unknown } | null)?.parts, out);
+      break;
     case 'completions':
     case 'images':
       textOf(body.prompt, out);

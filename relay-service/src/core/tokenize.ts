@@ -7,6 +7,7 @@
  * the `*With` functions are synchronous for hot loops (counting a stream's text chunk by chunk).
  */
 import { claudeToChat } from '../providers/bridges/claude-chat.ts';
+import { geminiToChat } from '../providers/bridges/gemini-chat.ts';
 import type { Endpoint } from '../providers/types.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -219,9 +220,11 @@ export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body:
     case 'messages':
       // Claude format: system apart, content as blocks; counted like the equivalent chat request.
       return countChatPromptTokensWith(c, claudeToChat(body).messages, body.tools);
-    case 'generate':
-      // Gemini format: the text of contents and systemInstruction parts (a bridge may refine this).
-      return c.count(geminiText(body));
+    case 'generate': {
+      // Gemini format: counted like the equivalent chat request (system, turns, tools, function calls).
+      const chat = geminiToChat(body, false);
+      return countChatPromptTokensWith(c, chat.messages, chat.tools);
+    }
   }
 }
 
@@ -231,18 +234,4 @@ export async function countPromptTokens(
   model: string,
 ): Promise<number> {
   return countPromptTokensWith(await tokenCounter(model), endpoint, body);
-}
-
-/** The text parts of a Gemini request (contents[].parts[].text and systemInstruction). */
-function geminiText(body: Json): string {
-  const out: string[] = [];
-  const parts = (content: unknown) => {
-    const p = (content as { parts?: unknown })?.parts;
-    if (Array.isArray(p))
-      for (const x of p)
-        if (typeof (x as { text?: unknown })?.text === 'string') out.push((x as { text: string }).text);
-  };
-  parts(body.systemInstruction ?? body.system_instruction);
-  if (Array.isArray(body.contents)) for (const c of body.contents) parts(c);
-  return out.join('\n');
 }

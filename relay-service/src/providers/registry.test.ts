@@ -13,8 +13,12 @@ describe('adaptorFor', () => {
     expect(adaptorFor(14)?.id).toBe('anthropic');
   });
 
+  it('maps Gemini (24) to the Gemini adaptor', () => {
+    expect(adaptorFor(24)?.id).toBe('gemini');
+  });
+
   it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 21, 24, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+    for (const type of [2, 21, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

@@ -3,10 +3,16 @@
  */
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 
-export const ADAPTORS: readonly ProviderAdaptor[] = [openaiAdaptor, azureAdaptor, anthropicAdaptor];
+export const ADAPTORS: readonly ProviderAdaptor[] = [
+  openaiAdaptor,
+  azureAdaptor,
+  anthropicAdaptor,
+  geminiAdaptor,
+];
 
 const byType = new Map<number, ProviderAdaptor>();
 for (const adaptor of ADAPTORS) {

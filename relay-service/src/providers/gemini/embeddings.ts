@@ -1,0 +1,57 @@
+/**
+ * OpenAI embeddings ↔ Gemini `:batchEmbedContents` (one request per input string). Gemini reports no token usage
+ * for embeddings, so usage is null and core counts the input locally. `encoding_format: "base64"` (the OpenAI SDK
+ * default) is honoured: little-endian float32, base64-encoded, as OpenAI sends it.
+ */
+import type { ParsedResponse, RelayInput } from '../types.ts';
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function embeddingInputs(body: Obj): string[] {
+  const input = body.input;
+  if (typeof input === 'string') return [input];
+  return Array.isArray(input) ? input.filter((s): s is string => typeof s === 'string') : [];
+}
+
+export function buildEmbedBody(model: string, input: RelayInput): Obj {
+  const body = input.body as Obj;
+  const dims = typeof body.dimensions === 'number' ? { outputDimensionality: body.dimensions } : {};
+  return {
+    requests: embeddingInputs(body).map((text) => ({
+      model: `models/${model}`,
+      content: { parts: [{ text }] },
+      ...dims,
+    })),
+  };
+}
+
+function base64Floats(values: number[]): string {
+  const bytes = new Uint8Array(values.length * 4);
+  const view = new DataView(bytes.buffer);
+  for (const [i, v] of values.entries()) view.setFloat32(i * 4, v, true);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+export function parseEmbedResponse(input: RelayInput, body: Uint8Array): ParsedResponse {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    json = null;
+  }
+  const list = isObject(json) && Array.isArray(json.embeddings) ? json.embeddings : [];
+  const base64 = (input.body as Obj).encoding_format === 'base64';
+  const data = list.map((e, index) => {
+    const values = isObject(e) && Array.isArray(e.values) ? (e.values as number[]) : [];
+    return { object: 'embedding', index, embedding: base64 ? base64Floats(values) : values };
+  });
+  return {
+    body: JSON.stringify({ object: 'list', data, model: input.upstreamModel }),
+    contentType: 'application/json',
+    usage: null,
+    completionText: '',
+  };
+}
