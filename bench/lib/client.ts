@@ -1,0 +1,340 @@
+/**
+ * Load client on undici (keep-alive pools, performance.now() timing, so sub-millisecond figures are real) and
+ * /proc readers for the CPU and memory of the process under test.
+ */
+import { readFileSync } from 'node:fs';
+import { Pool } from 'undici';
+
+export type Target = {
+  name: string;
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+  /** The process whose CPU and memory count for this target. */
+  pid: number;
+};
+
+const BODY = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Say hello to the benchmark in a short sentence please.' }],
+});
+const STREAM_BODY = JSON.stringify({
+  model: 'gpt-4o-mini',
+  stream: true,
+  stream_options: { include_usage: true },
+  messages: [{ role: 'user', content: 'Say hello to the benchmark in a short sentence please.' }],
+});
+
+const CLK_TCK = 100;
+
+/** utime + stime of `pid` in microseconds (10 ms resolution: use over seconds-long windows). */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLK_TCK;
+}
+
+/** Resident set size of `pid` in MB. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+const sortNum = (xs: number[]) => xs.sort((a, b) => a - b);
+
+export function pool(t: Target, connections: number): Pool {
+  return new Pool(t.origin, {
+    connections,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
+}
+
+async function call(p: Pool, t: Target, body: string): Promise<number> {
+  const res = await p.request({
+    path: t.path,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...t.headers },
+    body,
+  });
+  await res.body.arrayBuffer();
+  return res.statusCode;
+}
+
+/** One request at a time over one keep-alive connection: latencies in ms. */
+export async function serialLatency(t: Target, n: number) {
+  const p = pool(t, 1);
+  const lat: number[] = [];
+  let errors = 0;
+  try {
+    for (let i = 0; i < 20; i++) await call(p, t, BODY);
+    for (let i = 0; i < n; i++) {
+      const s = performance.now();
+      const status = await call(p, t, BODY);
+      lat.push(performance.now() - s);
+      if (status !== 200) errors++;
+    }
+  } finally {
+    await p.close();
+  }
+  sortNum(lat);
+  return { n, errors, p50: percentile(lat, 50), p90: percentile(lat, 90), p99: percentile(lat, 99) };
+}
+
+/** Closed-loop load: `concurrency` workers for `seconds` after `warmSeconds`. */
+export async function throughput(t: Target, concurrency: number, seconds: number, warmSeconds: number) {
+  const p = pool(t, concurrency);
+  const lat: number[] = [];
+  let errors = 0;
+  let measuring = false;
+  let stop = false;
+  let done = 0;
+  const worker = async () => {
+    while (!stop) {
+      const s = performance.now();
+      let status = 0;
+      try {
+        status = await call(p, t, BODY);
+      } catch {
+        status = 0;
+      }
+      if (measuring && !stop) {
+        lat.push(performance.now() - s);
+        done++;
+        if (status !== 200) errors++;
+      }
+    }
+  };
+  const workers = Array.from({ length: concurrency }, worker);
+  await sleep(warmSeconds * 1000);
+  const cpu0 = cpuMicros(t.pid);
+  const client0 = process.cpuUsage();
+  const t0 = performance.now();
+  measuring = true;
+  await sleep(seconds * 1000);
+  stop = true;
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = cpuMicros(t.pid) - cpu0;
+  const cu = process.cpuUsage(client0);
+  await Promise.all(workers);
+  await p.close();
+  sortNum(lat);
+  return {
+    concurrency,
+    seconds: wall,
+    requests: done,
+    errors,
+    rps: done / wall,
+    p50: percentile(lat, 50),
+    p99: percentile(lat, 99),
+    targetCpuPerReqUs: done ? cpu / done : Number.NaN,
+    targetCpuCores: cpu / 1e6 / wall,
+    clientCpuCores: (cu.user + cu.system) / 1e6 / wall,
+  };
+}
+
+type StreamResult = {
+  status: number;
+  /** ms from request start to the first content frame. */
+  ttfb: number;
+  frames: number;
+  /** Per content frame: send time at the fake and arrival at the client (epoch µs). */
+  sent: number[];
+  arrived: number[];
+};
+
+const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
+
+/** One streaming call: parses SSE frames as they arrive and timestamps every content delta. */
+export async function streamOnce(p: Pool, t: Target, onFirst?: () => void): Promise<StreamResult> {
+  const start = performance.now();
+  const res = await p.request({
+    path: t.path,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...t.headers },
+    body: STREAM_BODY,
+  });
+  const out: StreamResult = { status: res.statusCode, ttfb: Number.NaN, frames: 0, sent: [], arrived: [] };
+  let buf = '';
+  for await (const chunk of res.body) {
+    const at = nowUs();
+    buf += (chunk as Buffer).toString('utf8');
+    let i = buf.indexOf('\n\n');
+    while (i >= 0) {
+      const frame = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      i = buf.indexOf('\n\n');
+      const m = /"content":" (\d{13,})"/.exec(frame);
+      if (!m) continue;
+      if (out.frames === 0) {
+        out.ttfb = performance.now() - start;
+        onFirst?.();
+      }
+      out.frames++;
+      out.sent.push(Number(m[1]));
+      out.arrived.push(at);
+    }
+  }
+  return out;
+}
+
+/** Sequential streams: TTFB, and whether each frame reached the client before the fake sent the next one. */
+export async function streamLatency(t: Target, n: number) {
+  const p = pool(t, 1);
+  const ttfb: number[] = [];
+  const delays: number[] = [];
+  let buffered = 0;
+  let pairs = 0;
+  let errors = 0;
+  let frames = 0;
+  try {
+    for (let i = 0; i < 3; i++) await streamOnce(p, t);
+    for (let i = 0; i < n; i++) {
+      const r = await streamOnce(p, t);
+      if (r.status !== 200 || r.frames === 0) {
+        errors++;
+        continue;
+      }
+      ttfb.push(r.ttfb);
+      frames += r.frames;
+      for (let f = 0; f < r.frames; f++) {
+        delays.push(((r.arrived[f] as number) - (r.sent[f] as number)) / 1000);
+        if (f + 1 < r.frames) {
+          pairs++;
+          if ((r.arrived[f] as number) >= (r.sent[f + 1] as number)) buffered++;
+        }
+      }
+    }
+  } finally {
+    await p.close();
+  }
+  sortNum(ttfb);
+  sortNum(delays);
+  return {
+    n,
+    errors,
+    frames,
+    ttfbP50: percentile(ttfb, 50),
+    ttfbP99: percentile(ttfb, 99),
+    frameDelayP50: percentile(delays, 50),
+    frameDelayP99: percentile(delays, 99),
+    framePairs: pairs,
+    framesLate: buffered,
+  };
+}
+
+/** Concurrent streams for `seconds`: CPU of the target per relayed content frame. */
+export async function streamCpu(t: Target, concurrency: number, seconds: number) {
+  const p = pool(t, concurrency);
+  let stop = false;
+  let frames = 0;
+  let errors = 0;
+  let counting = false;
+  const worker = async () => {
+    while (!stop) {
+      try {
+        const r = await streamOnce(p, t);
+        if (counting) frames += r.frames;
+        if (r.status !== 200) errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const workers = Array.from({ length: concurrency }, worker);
+  await sleep(500);
+  // Count whole streams that end inside the window; CPU over the same window.
+  counting = true;
+  const cpu0 = cpuMicros(t.pid);
+  const client0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const cpu = cpuMicros(t.pid) - cpu0;
+  const wall = (performance.now() - t0) / 1000;
+  const cu = process.cpuUsage(client0);
+  counting = false;
+  stop = true;
+  await Promise.all(workers);
+  await p.close();
+  return {
+    concurrency,
+    frames,
+    errors,
+    framesPerSecond: frames / wall,
+    targetCpuPerFrameUs: frames ? cpu / frames : Number.NaN,
+    targetCpuCores: cpu / 1e6 / wall,
+    clientCpuCores: (cu.user + cu.system) / 1e6 / wall,
+  };
+}
+
+/**
+ * Opens `n` long streams (ramped in steps of 100), waits until all of them are open at once (each has had its
+ * first frame and none has ended), samples the target's RSS, then asks the fake to end them (`finish`).
+ */
+export async function memoryStreams(t: Target, n: number, finish: () => Promise<unknown>) {
+  const before = rssMb(t.pid);
+  const p = pool(t, n + 16);
+  let open = 0;
+  let ended = 0;
+  let maxConcurrent = 0;
+  let errors = 0;
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(t.pid));
+  }, 50);
+  let allOpen: () => void = () => {};
+  const allOpenP = new Promise<void>((r) => {
+    allOpen = r;
+  });
+  const t0 = performance.now();
+  const calls: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    calls.push(
+      streamOnce(p, t, () => {
+        open++;
+        maxConcurrent = Math.max(maxConcurrent, open - ended);
+        if (open - ended === n) allOpen();
+      }).then(
+        (r) => {
+          ended++;
+          if (r.status !== 200) errors++;
+        },
+        () => {
+          ended++;
+          errors++;
+        },
+      ),
+    );
+    if (i % 100 === 99) await sleep(50);
+  }
+  const reached = await Promise.race([allOpenP.then(() => true), sleep(30_000).then(() => false)]);
+  const openAfterMs = performance.now() - t0;
+  await sleep(300);
+  const atOpen = rssMb(t.pid);
+  clearInterval(sampler);
+  peak = Math.max(peak, atOpen);
+  await finish();
+  await Promise.all(calls);
+  await p.close();
+  return {
+    streams: n,
+    maxConcurrent,
+    allOpen: reached,
+    openAfterMs,
+    errors,
+    rssBeforeMb: before,
+    rssAllOpenMb: atOpen,
+    rssPeakMb: peak,
+    mbPer1000: ((peak - before) * 1000) / n,
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

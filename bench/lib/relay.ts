@@ -1,0 +1,23 @@
+/**
+ * The Switchyard relay under test (child process), started like relay-service/src/main.ts does but with a
+ * bench-only Redis key prefix (removed by the runner afterwards). Config comes from the environment.
+ * IPC: sends {ready, url}; {op:'stop'} drains and exits.
+ */
+import { startRelay } from '@switchyard/relay';
+import { createLogger } from '@switchyard/relay/log.ts';
+
+const relay = await startRelay(process.env as Record<string, string>, {
+  log: createLogger('warn'),
+  keyPrefix: process.env.BENCH_REDIS_PREFIX ?? 'sy_bench:',
+});
+process.send?.({ ready: true, url: relay.httpUrl, store: relay.store.mode });
+
+const stop = () =>
+  relay.stop().finally(() => {
+    process.send?.({ stopped: true });
+    process.exit(0);
+  });
+process.on('message', (msg: { op: string }) => {
+  if (msg.op === 'stop') void stop();
+});
+process.on('disconnect', () => void stop());
