@@ -13,6 +13,7 @@ import { useTranslation } from 'react-i18next';
 import { oauthStartRedirect } from '#app/components/auth/oauth-start.server.ts';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { ModelTab } from '#app/components/settings/model-tab.tsx';
+import { ModelsTab } from '#app/components/settings/models-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -41,6 +42,11 @@ import { bindEmail } from '#app/domain/oauth/email-bind.server.ts';
 import { wechatBind } from '#app/domain/oauth/wechat.server.ts';
 import { isModelTabIntent, loadModelTab, modelTabAction } from '#app/domain/pricing/model-tab-page.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
+import {
+  loadModelsSettings,
+  MODELS_INTENT,
+  modelsSettingsAction,
+} from '#app/domain/settings/models-settings.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
@@ -86,6 +92,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         dialog: null,
         email: '',
         modelTab: tab === 'modelTab' && isAdmin ? await loadModelTab(ctx, url) : null,
+        modelsSettings: tab === 'models' && isAdmin ? loadModelsSettings(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -101,6 +108,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     dialog: parseDialog(url.searchParams.get('dialog')),
     email: url.searchParams.get('email') ?? '',
     modelTab: null,
+    modelsSettings: null,
   };
 }
 
@@ -128,6 +136,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const form = await request.formData();
   const intent = text(form, 'intent');
   if (isModelTabIntent(intent)) return modelTabAction(request, services, user, form);
+  if (intent === MODELS_INTENT) return modelsSettingsAction(request, services, user, form);
   const t = ctx.t;
   const ok = (message: string, to = PERSONAL) => redirectWithToast(to, { type: 'success', message });
   try {
@@ -218,7 +227,8 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function SettingsPage() {
-  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab } = useLoaderData<typeof loader>();
+  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings } =
+    useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
   return (
@@ -243,6 +253,8 @@ export default function SettingsPage() {
         <PersonalTab data={personal} dialog={dialog} email={email} />
       ) : modelTab ? (
         <ModelTab data={modelTab} />
+      ) : modelsSettings ? (
+        <ModelsTab data={modelsSettings} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

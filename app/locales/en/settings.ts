@@ -14,6 +14,31 @@ const settings: SettingsResources = {
   },
   adminOnly: 'This settings tab is available to administrators only.',
   laterRelease: 'This settings tab is managed in a later release.',
+  modelsTab: {
+    geminiTitle: 'Gemini settings',
+    claudeTitle: 'Claude settings',
+    safety: 'Gemini safety settings (gemini.safety_settings)',
+    safetyHelp: 'JSON of category (or default) to threshold; thresholds: {{values}}',
+    version: 'Gemini version settings (gemini.version_settings)',
+    versionHelp: 'JSON of model (or default) to API version; versions: {{values}}',
+    headers: 'Claude request header overrides (claude.model_headers_settings)',
+    headersHelp:
+      'JSON of model to extra request headers, e.g. {"claude-3-7-sonnet-20250219": {"anthropic-beta": "output-128k-2025-02-19"}}; anthropic-beta is merged with the client\'s',
+    maxTokens: 'Claude default max output tokens (claude.default_max_tokens)',
+    maxTokensHelp:
+      'JSON of model (or default) to a positive integer, used when the client sets no max_tokens',
+    thinking: 'Enable the Claude thinking adapter (-thinking suffix)',
+    budget: 'Thinking adapter budget tokens percentage',
+    budgetHelp: 'Between 0.1 and 1; budget tokens = max tokens × percentage',
+    save: 'Save model settings',
+    saved: '{{count}} setting(s) saved',
+    errors: {
+      invalidJson: '{{key}}: not a valid JSON string',
+      budgetRange: 'Claude budget percentage must be between 0.1 and 1',
+      invalid: '{{key}}: invalid value ({{detail}})',
+      nothingChanged: 'You seem to have changed nothing',
+    },
+  },
   profile: {
     title: 'Account',
     admin: 'Admin',

@@ -91,6 +91,43 @@ describe('options registry', () => {
     );
   });
 
+  it('checks the models-tab JSON (seed 000): thresholds, API versions, positive max tokens, header objects', () => {
+    expect(() => parseOptionValue('claude.default_max_tokens', '{"default":8192')).toThrow(
+      /not a valid JSON string/,
+    );
+    expect(parseOptionValue('claude.default_max_tokens', '{"default":4096,"claude-x":100}')).toEqual({
+      default: 4096,
+      'claude-x': 100,
+    });
+    expect(() => parseOptionValue('claude.default_max_tokens', '{"default":0}')).toThrow(/positive integer/);
+    expect(() => parseOptionValue('claude.default_max_tokens', '{"default":1.5}')).toThrow(
+      /positive integer/,
+    );
+    expect(() => parseOptionValue('claude.default_max_tokens', '[1]')).toThrow(/JSON object/);
+    expect(
+      parseOptionValue('claude.model_headers_settings', '{"m":{"anthropic-beta":["a","b"],"x-y":"z"}}'),
+    ).toEqual({
+      m: { 'anthropic-beta': ['a', 'b'], 'x-y': 'z' },
+    });
+    expect(() => parseOptionValue('claude.model_headers_settings', '{"m":"x"}')).toThrow(/must be an object/);
+    expect(() => parseOptionValue('claude.model_headers_settings', '{"m":{"a b":"x"}}')).toThrow(
+      /header name/,
+    );
+    expect(() => parseOptionValue('claude.model_headers_settings', '{"m":{"a":1}}')).toThrow(
+      /must be a string/,
+    );
+    expect(parseOptionValue('gemini.safety_settings', '{"default":"BLOCK_NONE"}')).toEqual({
+      default: 'BLOCK_NONE',
+    });
+    expect(() => parseOptionValue('gemini.safety_settings', '{"default":"NEVER"}')).toThrow(
+      /must be one of OFF/,
+    );
+    expect(parseOptionValue('gemini.version_settings', '{"default":"v1","gemini-x":"v1alpha"}')).toBeTruthy();
+    expect(() => parseOptionValue('gemini.version_settings', '{"default":"v2"}')).toThrow(
+      /v1, v1beta, v1alpha/,
+    );
+  });
+
   it('requires valid JSON of the right shape', () => {
     expect(parseOptionValue('GroupRatio', '{"default":1,"vip":2}')).toEqual({ default: 1, vip: 2 });
     expect(() => parseOptionValue('GroupRatio', '{bad')).toThrow(/not a valid JSON string/);

@@ -66,7 +66,45 @@ const stringMap = (v: Record<string, string>) => {
     if (typeof s !== 'string') return `value of "${k}" must be a string`;
   return null;
 };
-const anyObject = (v: Record<string, unknown>) => (isRecord(v) ? null : 'must be a JSON object');
+
+/** Gemini's HarmBlockThreshold values (gemini.safety_settings). */
+export const GEMINI_SAFETY_THRESHOLDS = [
+  'OFF',
+  'BLOCK_NONE',
+  'BLOCK_ONLY_HIGH',
+  'BLOCK_MEDIUM_AND_ABOVE',
+  'BLOCK_LOW_AND_ABOVE',
+  'HARM_BLOCK_THRESHOLD_UNSPECIFIED',
+] as const;
+export const GEMINI_API_VERSIONS = ['v1', 'v1beta', 'v1alpha'] as const;
+
+const oneOfMap = (allowed: readonly string[]) => (v: Record<string, string>) => {
+  if (!isRecord(v)) return 'must be a JSON object';
+  for (const [k, s] of Object.entries(v))
+    if (typeof s !== 'string' || !allowed.includes(s))
+      return `value of "${k}" must be one of ${allowed.join(', ')}`;
+  return null;
+};
+const positiveIntMap = (v: Record<string, number>) => {
+  if (!isRecord(v)) return 'must be a JSON object';
+  for (const [k, n] of Object.entries(v))
+    if (!Number.isSafeInteger(n) || n <= 0) return `value of "${k}" must be a positive integer`;
+  return null;
+};
+/** model → {header: value}; a value may also be a list of strings, as new-api stores it. */
+const headerMap = (v: Record<string, unknown>) => {
+  if (!isRecord(v)) return 'must be a JSON object';
+  for (const [model, headers] of Object.entries(v)) {
+    if (!isRecord(headers)) return `value of "${model}" must be an object of header names to strings`;
+    for (const [name, value] of Object.entries(headers)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return `"${name}" of "${model}" is not a header name`;
+      const ok =
+        typeof value === 'string' || (Array.isArray(value) && value.every((x) => typeof x === 'string'));
+      if (!ok) return `header "${name}" of "${model}" must be a string`;
+    }
+  }
+  return null;
+};
 const amountList = (v: number[]) =>
   Array.isArray(v) && v.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)
     ? null
@@ -365,10 +403,16 @@ export const OPTIONS = {
   ModelRequestRateLimitDurationMinutes: int(1, { min: 0 }),
 
   // Model settings
-  'gemini.safety_settings': json<Record<string, string>>('{"default":"OFF"}', stringMap),
-  'gemini.version_settings': json<Record<string, string>>('{"default":"v1beta"}', stringMap),
-  'claude.model_headers_settings': json<Record<string, unknown>>('{}', anyObject),
-  'claude.default_max_tokens': json<Record<string, number>>('{"default":8192}', numberMap),
+  'gemini.safety_settings': json<Record<string, string>>(
+    '{"default":"OFF"}',
+    oneOfMap(GEMINI_SAFETY_THRESHOLDS),
+  ),
+  'gemini.version_settings': json<Record<string, string>>(
+    '{"default":"v1beta"}',
+    oneOfMap(GEMINI_API_VERSIONS),
+  ),
+  'claude.model_headers_settings': json<Record<string, unknown>>('{}', headerMap),
+  'claude.default_max_tokens': json<Record<string, number>>('{"default":8192}', positiveIntMap),
   'claude.thinking_adapter_enabled': bool(true),
   'claude.thinking_adapter_budget_tokens_percentage': float(0.8, { min: 0.1, max: 1 }),
 } as const satisfies Record<string, Pick<OptionDef, 'type' | 'default' | 'secret'>>;

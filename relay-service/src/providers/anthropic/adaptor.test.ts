@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { channel, fixture, relayInput, runStream } from '../testing.ts';
+import { DEFAULT_PROVIDER_SETTINGS, type ProviderSettings, type RelayInput } from '../types.ts';
 import { createAnthropicAdaptor } from './adaptor.ts';
 
 const NOW = 1_760_000_000_000;
@@ -156,6 +157,152 @@ describe('anthropic adaptor: OpenAI chat → Messages request', () => {
     const body = JSON.parse(String(req.body));
     expect(body.model).toBe('claude-3-5-haiku-20241022');
     expect(body.top_k).toBe(5);
+  });
+});
+
+/** Settings as the models tab would save them (claude part overridden). */
+const withClaude = (claude: Partial<ProviderSettings['claude']>): ProviderSettings => ({
+  ...DEFAULT_PROVIDER_SETTINGS,
+  claude: { ...DEFAULT_PROVIDER_SETTINGS.claude, ...claude },
+});
+const bodyOf = (input: Partial<RelayInput>) =>
+  JSON.parse(String(adaptor.buildRequest(claude, relayInput(input)).body));
+const hi = [{ role: 'user', content: 'hi' }];
+
+describe('anthropic adaptor: models-tab settings (input.settings)', () => {
+  it('takes max_tokens from claude.default_max_tokens: exact model, then name without -thinking, then default', () => {
+    const settings = withClaude({
+      defaultMaxTokens: { default: 2000, 'claude-3-5-haiku-20241022': 4096, 'claude-opus-4-1': 32000 },
+    });
+    expect(bodyOf({ settings, upstreamModel: 'claude-3-5-haiku-20241022' }).max_tokens).toBe(4096);
+    expect(bodyOf({ settings, upstreamModel: 'claude-sonnet-4-20250514' }).max_tokens).toBe(2000);
+    const opus = bodyOf({ settings, upstreamModel: 'claude-opus-4-1-thinking' });
+    expect(opus.max_tokens).toBe(32000);
+    expect(opus.thinking).toEqual({ type: 'enabled', budget_tokens: 25600 });
+    // The client's own limit always wins over the option.
+    const own = bodyOf({ settings, body: { model: 'x', max_tokens: 77, messages: hi } });
+    expect(own.max_tokens).toBe(77);
+    // No "default" entry (and a bad value) falls back to 8192.
+    const bare = withClaude({ defaultMaxTokens: { 'claude-x': -5 } });
+    expect(bodyOf({ settings: bare, upstreamModel: 'claude-x' }).max_tokens).toBe(8192);
+  });
+
+  it('uses claude.thinking_adapter_budget_tokens_percentage for the budget', () => {
+    const half = bodyOf({
+      settings: withClaude({ thinkingBudgetShare: 0.5 }),
+      upstreamModel: 'claude-sonnet-4-20250514-thinking',
+      body: { model: 'x', max_tokens: 10000, messages: hi },
+    });
+    expect(half.thinking).toEqual({ type: 'enabled', budget_tokens: 5000 });
+    expect(half.max_tokens).toBe(10000);
+    // Share 1 would make budget = max_tokens, which Anthropic refuses: max_tokens is raised above it.
+    const full = bodyOf({
+      settings: withClaude({ thinkingBudgetShare: 1 }),
+      upstreamModel: 'claude-sonnet-4-20250514-thinking',
+      body: { model: 'x', max_tokens: 10000, messages: hi },
+    });
+    expect(full.thinking.budget_tokens).toBe(10000);
+    expect(full.max_tokens).toBe(11024);
+  });
+
+  it('sends a -thinking name upstream unchanged, without thinking, when the adapter is off', () => {
+    const off = bodyOf({
+      settings: withClaude({ thinkingAdapterEnabled: false }),
+      upstreamModel: 'claude-sonnet-4-20250514-thinking',
+      body: { model: 'x', max_tokens: 10000, top_p: 0.9, messages: hi },
+    });
+    expect(off.model).toBe('claude-sonnet-4-20250514-thinking');
+    expect(off.thinking).toBeUndefined();
+    expect(off.top_p).toBe(0.9);
+  });
+
+  it("adds claude.model_headers_settings headers; anthropic-beta is merged with the client's, version is the client's", () => {
+    const settings = withClaude({
+      modelHeaders: {
+        'claude-sonnet-4-20250514': {
+          'anthropic-beta': 'output-128k-2025-02-19',
+          'anthropic-version': '2024-01-01',
+          'x-extra': 'yes',
+          'x-api-key': 'stolen',
+        },
+        // new-api stores lists; they are joined.
+        'claude-3-5-haiku-20241022': { 'anthropic-beta': ['a-1', 'b-2'] } as unknown as Record<
+          string,
+          string
+        >,
+      },
+    });
+    const plain = adaptor.buildRequest(
+      claude,
+      relayInput({ settings, upstreamModel: 'claude-sonnet-4-20250514-thinking' }),
+    );
+    expect(plain.headers.get('anthropic-beta')).toBe('output-128k-2025-02-19');
+    expect(plain.headers.get('anthropic-version')).toBe('2024-01-01');
+    expect(plain.headers.get('x-extra')).toBe('yes');
+    expect(plain.headers.get('x-api-key')).toBe('sk-ant-key');
+    const client = adaptor.buildRequest(
+      claude,
+      relayInput({
+        settings,
+        upstreamModel: 'claude-sonnet-4-20250514',
+        clientHeaders: new Headers({
+          'anthropic-beta': 'prompt-caching-2024-07-31, output-128k-2025-02-19',
+          'anthropic-version': '2023-06-01',
+        }),
+      }),
+    );
+    expect(client.headers.get('anthropic-beta')).toBe('output-128k-2025-02-19,prompt-caching-2024-07-31');
+    expect(client.headers.get('anthropic-version')).toBe('2023-06-01');
+    const list = adaptor.buildRequest(
+      claude,
+      relayInput({ settings, upstreamModel: 'claude-3-5-haiku-20241022' }),
+    );
+    expect(list.headers.get('anthropic-beta')).toBe('a-1,b-2');
+    // Other models get no extra headers.
+    const other = adaptor.buildRequest(claude, relayInput({ settings, upstreamModel: 'claude-opus-4-1' }));
+    expect(other.headers.get('anthropic-beta')).toBeNull();
+    expect(other.headers.get('x-extra')).toBeNull();
+  });
+
+  it('native /v1/messages: model headers, max_tokens only when absent, thinking only when the client sent none', () => {
+    const settings = withClaude({
+      defaultMaxTokens: { default: 3000 },
+      thinkingBudgetShare: 0.5,
+      modelHeaders: { 'claude-sonnet-4-20250514': { 'anthropic-beta': 'flag-1' } },
+    });
+    const native = (upstreamModel: string, body: Record<string, unknown>, s = settings) =>
+      adaptor.buildRequest(claude, relayInput({ endpoint: 'messages', settings: s, upstreamModel, body }));
+    const req = native('claude-sonnet-4-20250514-thinking', { model: 'x', messages: hi, top_k: 3 });
+    expect(req.headers.get('anthropic-beta')).toBe('flag-1');
+    const body = JSON.parse(String(req.body));
+    expect(body.model).toBe('claude-sonnet-4-20250514');
+    expect(body.max_tokens).toBe(3000);
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1500 });
+    expect(body.top_k).toBeUndefined();
+    const own = JSON.parse(
+      String(
+        native('claude-sonnet-4-20250514-thinking', {
+          model: 'x',
+          max_tokens: 5000,
+          thinking: { type: 'enabled', budget_tokens: 2048 },
+          messages: hi,
+        }).body,
+      ),
+    );
+    expect(own.max_tokens).toBe(5000);
+    expect(own.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    const off = JSON.parse(
+      String(
+        native(
+          'claude-sonnet-4-20250514-thinking',
+          { model: 'x', max_tokens: 10, messages: hi },
+          withClaude({ thinkingAdapterEnabled: false }),
+        ).body,
+      ),
+    );
+    expect(off.model).toBe('claude-sonnet-4-20250514-thinking');
+    expect(off.thinking).toBeUndefined();
+    expect(off.max_tokens).toBe(10);
   });
 });
 

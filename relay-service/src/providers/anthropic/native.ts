@@ -1,10 +1,13 @@
 /**
  * Claude clients on a Claude channel: the Messages body and the answer pass through (model replaced,
  * param_override merged), so nothing the client relies on — thinking signatures, cache_control, beta features —
- * is lost in conversion. Usage and text are read on the way for billing.
+ * is lost in conversion. Usage and text are read on the way for billing. The models-tab options apply as on the
+ * chat path, but only where the client left a gap: max_tokens when absent, and the `-thinking` suffix (adapter
+ * on) adds a thinking block only when the client sent none.
  */
 import { SseDecoder } from '../sse.ts';
 import type { ChannelConfig, ParsedResponse, RelayInput, StreamConversion } from '../types.ts';
+import { claudeSettings, defaultMaxTokens, thinkingBudget, thinkingModel } from './request.ts';
 import { type ClaudeUsageParts, claudeUsage, claudeUsageParts } from './usage.ts';
 
 type Obj = Record<string, unknown>;
@@ -13,12 +16,20 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export function nativeBody(channel: ChannelConfig, input: RelayInput): string {
   const body = input.body as Obj;
-  return JSON.stringify({
-    ...body,
-    ...channel.paramOverride,
-    model: input.upstreamModel,
-    ...(input.stream ? { stream: true } : {}),
-  });
+  const settings = claudeSettings(input);
+  const { model, thinking } = thinkingModel(input.upstreamModel, settings.thinkingAdapterEnabled);
+  const out: Obj = { ...body, ...channel.paramOverride, model, ...(input.stream ? { stream: true } : {}) };
+  if (!(typeof out.max_tokens === 'number' && out.max_tokens > 0))
+    out.max_tokens = defaultMaxTokens(settings, input.upstreamModel);
+  if (thinking && !isObject(out.thinking)) {
+    const { budget, maxTokens } = thinkingBudget(out.max_tokens as number, settings.thinkingBudgetShare);
+    out.max_tokens = maxTokens;
+    out.thinking = { type: 'enabled', budget_tokens: budget };
+    out.temperature = 1;
+    delete out.top_p;
+    delete out.top_k;
+  }
+  return JSON.stringify(out);
 }
 
 function blocksText(content: unknown): string {

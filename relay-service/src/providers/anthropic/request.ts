@@ -1,10 +1,16 @@
 /**
  * OpenAI chat request → Anthropic Messages request (https://docs.anthropic.com/en/api/messages). Claude wants
  * the system prompt apart, strictly alternating user/assistant turns, tool results inside a user turn, images
- * as base64 or URL sources, and `max_tokens` always set. A `-thinking` model suffix turns extended thinking on
+ * as base64 or URL sources, and `max_tokens` always set. The models-tab options (seed 000, `input.settings`)
+ * decide the fallback max_tokens per model and whether a `-thinking` model suffix turns extended thinking on
  * (gateway-behaviour §5: budget = a share of max_tokens, temperature 1, no top_p).
  */
-import type { ChannelConfig, RelayInput } from '../types.ts';
+import {
+  type ChannelConfig,
+  DEFAULT_PROVIDER_SETTINGS,
+  type ProviderSettings,
+  type RelayInput,
+} from '../types.ts';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -12,12 +18,56 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export const ANTHROPIC_DEFAULT_BASE = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
-/** Used when the client sets no max_tokens (claude.default_max_tokens default). */
+/** Used when the client sets no max_tokens and claude.default_max_tokens has neither the model nor "default". */
 export const DEFAULT_MAX_TOKENS = 8192;
-/** Share of max_tokens given to thinking for `-thinking` models (claude.thinking_adapter_budget_tokens_percentage). */
-export const THINKING_BUDGET_SHARE = 0.8;
 /** Anthropic's smallest accepted thinking budget. */
 const MIN_THINKING_BUDGET = 1024;
+const THINKING_SUFFIX = '-thinking';
+
+type ClaudeSettings = ProviderSettings['claude'];
+export const claudeSettings = (input: RelayInput): ClaudeSettings =>
+  input.settings?.claude ?? DEFAULT_PROVIDER_SETTINGS.claude;
+
+/** A per-model setting: the exact upstream name first, then the name without `-thinking`, then "default". */
+function perModel<T>(map: Record<string, T>, model: string): T | undefined {
+  const bare = model.endsWith(THINKING_SUFFIX) ? model.slice(0, -THINKING_SUFFIX.length) : model;
+  for (const key of [model, bare, 'default']) if (Object.hasOwn(map, key)) return map[key];
+  return undefined;
+}
+
+/** claude.default_max_tokens for a model; non-positive or non-integer entries are ignored. */
+export function defaultMaxTokens(settings: ClaudeSettings, model: string): number {
+  const v = perModel(settings.defaultMaxTokens ?? {}, model);
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : DEFAULT_MAX_TOKENS;
+}
+
+/**
+ * claude.model_headers_settings for a model (exact name, then without `-thinking`; no "default" fallback since
+ * headers are opt-in per model). A value may be a string or, as new-api stores it, a list of strings (joined).
+ */
+export function modelHeaders(settings: ClaudeSettings, model: string): [string, string][] {
+  const map = settings.modelHeaders ?? {};
+  const bare = model.endsWith(THINKING_SUFFIX) ? model.slice(0, -THINKING_SUFFIX.length) : model;
+  const entry = Object.hasOwn(map, model) ? map[model] : Object.hasOwn(map, bare) ? map[bare] : undefined;
+  if (!isObject(entry)) return [];
+  const out: [string, string][] = [];
+  for (const [name, value] of Object.entries(entry as Obj)) {
+    const v = Array.isArray(value) ? value.filter((x) => typeof x === 'string').join(',') : value;
+    if (typeof v === 'string' && v) out.push([name, v]);
+  }
+  return out;
+}
+
+/**
+ * Thinking budget for `maxTokens` with the admin's share. Anthropic wants 1024 ≤ budget < max_tokens, so the
+ * budget is floored at 1024 and max_tokens raised above it when the share leaves no room (share 1, small max).
+ */
+export function thinkingBudget(maxTokens: number, share: number): { budget: number; maxTokens: number } {
+  const ok = Number.isFinite(share) && share > 0 && share <= 1;
+  const s = ok ? share : DEFAULT_PROVIDER_SETTINGS.claude.thinkingBudgetShare;
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * s));
+  return { budget, maxTokens: budget >= maxTokens ? budget + MIN_THINKING_BUDGET : maxTokens };
+}
 
 type Block = Obj;
 type Turn = { role: 'user' | 'assistant'; content: Block[] };
@@ -134,23 +184,27 @@ function toClaudeToolChoice(choice: unknown): Block | undefined {
   return undefined;
 }
 
-/** The Claude model and thinking settings for a requested name (`-thinking` suffix = extended thinking). */
-export function thinkingModel(model: string): { model: string; thinking: boolean } {
-  return model.endsWith('-thinking')
-    ? { model: model.slice(0, -'-thinking'.length), thinking: true }
+/**
+ * The Claude model and thinking flag for an upstream name: a `-thinking` suffix means extended thinking only
+ * while claude.thinking_adapter_enabled is on; when it is off the name goes upstream unchanged.
+ */
+export function thinkingModel(model: string, adapterEnabled = true): { model: string; thinking: boolean } {
+  return adapterEnabled && model.endsWith(THINKING_SUFFIX)
+    ? { model: model.slice(0, -THINKING_SUFFIX.length), thinking: true }
     : { model, thinking: false };
 }
 
 export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj {
   const body = input.body as Obj;
-  const { model, thinking } = thinkingModel(input.upstreamModel);
+  const settings = claudeSettings(input);
+  const { model, thinking } = thinkingModel(input.upstreamModel, settings.thinkingAdapterEnabled);
   const { system, turns } = toClaudeMessages(body.messages);
   const maxTokens = [body.max_completion_tokens, body.max_tokens].find(
     (v) => typeof v === 'number' && v > 0,
   ) as number | undefined;
   const out: Obj = {
     model,
-    max_tokens: maxTokens ?? DEFAULT_MAX_TOKENS,
+    max_tokens: maxTokens ?? defaultMaxTokens(settings, input.upstreamModel),
     messages: turns,
   };
   if (system) out.system = system;
@@ -166,12 +220,11 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
   if (choice && tools) out.tool_choice = choice;
   if (str(body.user)) out.metadata = { user_id: body.user };
   if (thinking) {
-    const budget = Math.max(
-      MIN_THINKING_BUDGET,
-      Math.floor((out.max_tokens as number) * THINKING_BUDGET_SHARE),
+    const { budget, maxTokens: raised } = thinkingBudget(
+      out.max_tokens as number,
+      settings.thinkingBudgetShare,
     );
-    // The budget must stay below max_tokens: raise max_tokens when the share of a small one is under the minimum.
-    if (budget >= (out.max_tokens as number)) out.max_tokens = budget + MIN_THINKING_BUDGET;
+    out.max_tokens = raised;
     out.thinking = { type: 'enabled', budget_tokens: budget };
     out.temperature = 1;
     delete out.top_p;
