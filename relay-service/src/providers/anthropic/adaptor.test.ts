@@ -306,6 +306,37 @@ describe('anthropic adaptor: models-tab settings (input.settings)', () => {
   });
 });
 
+describe('anthropic adaptor: JSON mode', () => {
+  it('turns response_format into a system instruction, after the client system prompt', () => {
+    const body = (format: unknown) =>
+      JSON.parse(
+        String(
+          adaptor.buildRequest(
+            claude,
+            relayInput({
+              upstreamModel: 'claude-3-5-haiku-20241022',
+              body: {
+                model: 'x',
+                response_format: format,
+                messages: [
+                  { role: 'system', content: 'Sys.' },
+                  { role: 'user', content: 'hi' },
+                ],
+              },
+            }),
+          ).body,
+        ),
+      );
+    expect(body({ type: 'json_object' }).system).toBe(
+      'Sys.\n\nRespond only with a single valid JSON object, without any other text.',
+    );
+    expect(
+      body({ type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } }).system,
+    ).toMatch(/matching this JSON schema.*\{"type":"object"\}$/);
+    expect(body({ type: 'text' }).system).toBe('Sys.');
+  });
+});
+
 describe('anthropic adaptor: Messages response → OpenAI chat completion', () => {
   it('maps text and usage; prompt includes cache reads and writes (Claude reports them apart)', () => {
     const input = relayInput({ upstreamModel: 'claude-sonnet-4-20250514' });

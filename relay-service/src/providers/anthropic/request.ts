@@ -207,7 +207,9 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
     max_tokens: maxTokens ?? defaultMaxTokens(settings, input.upstreamModel),
     messages: turns,
   };
-  if (system) out.system = system;
+  const json = jsonModeInstruction(body.response_format);
+  const fullSystem = [system, json].filter(Boolean).join('\n\n');
+  if (fullSystem) out.system = fullSystem;
   if (input.stream) out.stream = true;
   if (typeof body.temperature === 'number') out.temperature = Math.min(1, body.temperature);
   if (typeof body.top_p === 'number') out.top_p = body.top_p;
@@ -231,4 +233,20 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
     delete out.top_k;
   }
   return out;
+}
+
+/**
+ * Claude has no JSON mode switch: OpenAI's response_format becomes a system instruction (with the schema for
+ * json_schema), which is how Anthropic documents getting JSON-only answers.
+ */
+export function jsonModeInstruction(format: unknown): string {
+  if (!isObject(format)) return '';
+  if (format.type === 'json_object')
+    return 'Respond only with a single valid JSON object, without any other text.';
+  if (format.type === 'json_schema') {
+    const spec = isObject(format.json_schema) ? format.json_schema : {};
+    const schema = isObject(spec.schema) ? JSON.stringify(spec.schema) : '{}';
+    return `Respond only with a single valid JSON object matching this JSON schema, without any other text: ${schema}`;
+  }
+  return '';
 }
