@@ -152,8 +152,23 @@ type Dec = { n: bigint; s: number };
 
 const pow10 = (s: number): bigint => 10n ** BigInt(s);
 
-/** The decimal a JS number was written as (its shortest round-trip string). */
+/** Recent dec() results: ratios and prices repeat on every call, and parsing them is a regex plus BigInt. */
+const decCache = new Map<number, Dec>();
+const DEC_CACHE_MAX = 4096;
+
+/** The decimal a JS number was written as (its shortest round-trip string). Dec values are never mutated. */
 function dec(x: number): Dec {
+  let d = decCache.get(x);
+  if (d === undefined) {
+    d = parseDec(x);
+    // Token counts vary without bound; start over rather than grow.
+    if (decCache.size >= DEC_CACHE_MAX) decCache.clear();
+    decCache.set(x, d);
+  }
+  return d;
+}
+
+function parseDec(x: number): Dec {
   if (!Number.isFinite(x)) throw new PricingError(`not a finite number: ${x}`);
   const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(x));
   if (!m) throw new PricingError(`cannot read number ${x}`);

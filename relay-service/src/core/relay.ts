@@ -18,6 +18,7 @@ import type {
   RelayInput,
   UpstreamError,
 } from '../providers/types.ts';
+import { runtime } from '../runtime.ts';
 import type { AccountRef, OutboxEntry, RateLimit, RelayStore } from '../store/types.ts';
 import type { Caller } from './auth.ts';
 import { type Catalog, hasRoute, selectChannel } from './catalog.ts';
@@ -37,6 +38,7 @@ import type { ChannelRecord, Repo } from './repo.ts';
 import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
 import { countPromptTokens, countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
+import { fetchClient, type UpstreamClient, type UpstreamReply, undiciClient } from './upstream-client.ts';
 import { usage as makeUsage, type Usage } from './usage.ts';
 
 export type RelayCall = {
@@ -137,12 +139,17 @@ type Attempt = { channel: ChannelRecord; upstreamModel: string; adaptor: Provide
 
 export class RelayCore {
   readonly #d: RelayDeps;
-  readonly #fetch: typeof fetch;
+  readonly #upstream: UpstreamClient;
   readonly #now: () => number;
 
   constructor(deps: RelayDeps) {
     this.#d = deps;
-    this.#fetch = deps.fetch ?? fetch;
+    // An injected fetch (tests) is always used; otherwise Node gets the undici fast path.
+    this.#upstream = deps.fetch
+      ? fetchClient(deps.fetch)
+      : runtime.name === 'node'
+        ? undiciClient(fetchClient(fetch))
+        : fetchClient(fetch);
     this.#now = deps.now ?? Date.now;
   }
 
@@ -379,9 +386,9 @@ export class RelayCore {
     const timeout = AbortSignal.timeout(d.upstreamTimeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
 
-    let res: Response;
+    let res: UpstreamReply;
     try {
-      res = await this.#fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
+      res = await this.#upstream.send(req, signal);
     } catch (err) {
       if (call.signal?.aborted) {
         return { ok: false, retryable: false, error: clientGone() };
@@ -424,10 +431,11 @@ export class RelayCore {
     }
 
     const headers = new Headers({ 'x-request-id': ctx.requestId });
-    if (stream && res.body) {
-      return { ok: true, result: this.#streamBack(ctx, adaptor, input, res, headers, bridge) };
+    const upstreamBody = stream ? res.stream() : null;
+    if (upstreamBody) {
+      return { ok: true, result: this.#streamBack(ctx, adaptor, input, upstreamBody, headers, bridge) };
     }
-    const buf = new Uint8Array(await res.arrayBuffer());
+    const buf = await res.bytes();
     const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
     const sensitive = sensitivePolicy(d.options);
     if (sensitive.onCompletion && sensitive.stop) {
@@ -466,12 +474,12 @@ export class RelayCore {
     ctx: SettleCtx,
     adaptor: ProviderAdaptor,
     input: RelayInput,
-    res: Response,
+    upstreamBody: ReadableStream<Uint8Array>,
     headers: Headers,
     bridge: InboundBridge | null,
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
-    const converted = (res.body as ReadableStream<Uint8Array>).pipeThrough(conv.transform);
+    const converted = upstreamBody.pipeThrough(conv.transform);
     const reader = (
       bridge ? converted.pipeThrough(bridge.streamFromChat(ctx.call.model)) : converted
     ).getReader();
