@@ -1,8 +1,7 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
-import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { useLoaderData } from '@remix-run/react';
+import { useDeleteTexts } from '#app/components/list/confirm-action.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { ChannelsErrorBoundary } from '#app/domain/channels/channel-ui.tsx';
 import { deleteChannel, getChannel } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
@@ -47,21 +46,12 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
 
 export default function DeleteChannelPage() {
   const { channel, redirectTo } = useLoaderData<typeof loader>();
-  const { t } = useTranslation('channels');
   return (
-    <div className="page channels-page channel-form-page">
-      <h1>{t('confirm.deleteTitle')}</h1>
-      <p>{t('confirm.deleteBody', { name: channel.name, id: channel.id })}</p>
-      <Form method="post" className="channel-dialog-actions">
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {t('actions.confirmDelete')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="channels-page channel-form-page"
+      redirectTo={redirectTo}
+      {...useDeleteTexts('channels', { name: channel.name, id: channel.id })}
+    />
   );
 }
 

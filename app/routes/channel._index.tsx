@@ -1,16 +1,19 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import {
-  Form,
-  useFetcher,
-  useLoaderData,
-  useLocation,
-  useNavigation,
-  useRevalidator,
-  useSubmit,
-} from '@remix-run/react';
-import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { Form, useFetcher, useLoaderData, useLocation, useRevalidator, useSubmit } from '@remix-run/react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import {
+  ConfirmAction,
+  ConfirmDialog,
+  useDeleteTexts,
+  withRedirectTo,
+} from '#app/components/list/confirm-action.tsx';
+import { DataTable } from '#app/components/list/data-table.tsx';
+import { useCloseOnSuccess, useLoadOnce } from '#app/components/list/fetcher-hooks.ts';
+import { ModalAction } from '#app/components/list/modal-action.tsx';
+import { PostButton } from '#app/components/list/post-button.tsx';
+import { PageSizeField, SearchField, SearchForm, SelectField } from '#app/components/list/search-form.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -53,7 +56,7 @@ import type { TagReply, loader as tagLoader } from '#app/routes/channel.tag.tsx'
 import type { loader as testAllLoader } from '#app/routes/channel.test-all.tsx';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -173,125 +176,6 @@ function useChannelApi(userId: number) {
   );
 }
 
-function Drawer({
-  label,
-  trigger,
-  open,
-  setOpen,
-  children,
-}: {
-  label: string;
-  trigger: ReactNode;
-  open: boolean;
-  setOpen: (o: boolean) => void;
-  children: ReactNode;
-}) {
-  return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      {trigger}
-      <ModalOverlay isDismissable className="channel-overlay">
-        <Modal className="channel-drawer">
-          <Dialog aria-label={label}>{children}</Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
-  );
-}
-
-/** A confirmation dialog (JavaScript) whose confirm button posts `fields` to this page's action. */
-function ConfirmDialog({
-  label,
-  title,
-  body,
-  fields,
-  back,
-  confirmLabel,
-  variant = 'ghost',
-  isDisabled,
-  action,
-}: {
-  label: string;
-  title: string;
-  body: string;
-  fields: Record<string, string | string[]>;
-  back: string;
-  confirmLabel: string;
-  variant?: 'ghost' | 'secondary';
-  isDisabled?: boolean;
-  action?: string;
-}) {
-  const { t } = useTranslation('channels');
-  return (
-    <DialogTrigger>
-      <Button variant={variant} isDisabled={isDisabled}>
-        {label}
-      </Button>
-      <ModalOverlay isDismissable className="channel-overlay">
-        <Modal className="channel-dialog">
-          <Dialog role="alertdialog">
-            {({ close }) => (
-              <>
-                <Heading slot="title">{title}</Heading>
-                <p>{body}</p>
-                <Form method="post" action={action ?? '/channel?index'} onSubmit={() => close()}>
-                  {Object.entries(fields).flatMap(([k, v]) =>
-                    (Array.isArray(v) ? v : [v]).map((x) => (
-                      <input key={`${k}-${x}`} type="hidden" name={k} value={x} />
-                    )),
-                  )}
-                  <input type="hidden" name="redirectTo" value={back} />
-                  <div className="channel-dialog-actions">
-                    <Button onPress={close}>{t('actions.cancel')}</Button>
-                    <Button type="submit" variant="primary">
-                      {confirmLabel}
-                    </Button>
-                  </div>
-                </Form>
-              </>
-            )}
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
-  );
-}
-
-function PostButton({
-  fields,
-  back,
-  label,
-  action,
-}: {
-  fields: Record<string, string | number>;
-  back: string;
-  label: string;
-  action?: string;
-}) {
-  return (
-    <Form method="post" action="/channel?index" className="channel-inline">
-      {Object.entries(fields).map(([k, v]) => (
-        <input key={k} type="hidden" name={k} value={v} />
-      ))}
-      <input type="hidden" name="redirectTo" value={back} />
-      <Button type="submit" variant="ghost" data-action={action}>
-        {label}
-      </Button>
-    </Form>
-  );
-}
-
-/** Loads a form page's loader through a fetcher once (the drawer and dialogs reuse the no-JS pages' data). */
-function useLoadOnce<T>(url: string) {
-  const fetcher = useFetcher<T>();
-  const requested = useRef(false);
-  useEffect(() => {
-    if (requested.current) return;
-    requested.current = true;
-    fetcher.load(url);
-  }, [url, fetcher]);
-  return fetcher.data;
-}
-
 function useModelFetcher(userId: number, id?: number): ModelFetcher {
   const call = useChannelApi(userId);
   const { t } = useTranslation('channels');
@@ -339,12 +223,10 @@ function ChannelFormBody({
 }) {
   const { t } = useTranslation('channels');
   const url = mode === 'create' ? '/channel/new' : `/channel/${id}/edit`;
-  const loaded = useLoadOnce<typeof newLoader | typeof editLoader>(url);
+  const loaded = useLoadOnce<typeof newLoader | typeof editLoader>(url).data;
   const save = useFetcher<SaveReply>();
   const fetchModels = useModelFetcher(userId, id);
-  useEffect(() => {
-    if (save.state === 'idle' && save.data?.ok) close();
-  }, [save.state, save.data, close]);
+  useCloseOnSuccess(save, close);
   const title = mode === 'create' ? t('form.addTitle') : t('form.editTitle');
   return (
     <>
@@ -377,60 +259,46 @@ function ChannelFormBody({
 
 function AddAction({ userId }: { userId: number }) {
   const { t } = useTranslation('channels');
-  const hydrated = useHydrated();
   const [open, setOpen] = useState(false);
   const [round, setRound] = useState(0);
-  if (!hydrated)
-    return (
-      <Link to="/channel/new" className="btn btn-primary">
-        {t('actions.add')}
-      </Link>
-    );
   return (
-    <Drawer
-      label={t('form.addTitle')}
-      open={open}
-      setOpen={(o) => {
+    <ModalAction
+      label={t('actions.add')}
+      title={t('form.addTitle')}
+      href="/channel/new"
+      hrefClassName="btn btn-primary"
+      variant="primary"
+      modalClassName="list-drawer list-drawer-wide"
+      isOpen={open}
+      onOpenChange={(o) => {
         setOpen(o);
         if (!o) setRound((r) => r + 1);
       }}
-      trigger={<Button variant="primary">{t('actions.add')}</Button>}
     >
       <ChannelFormBody key={round} mode="create" userId={userId} close={() => setOpen(false)} />
-    </Drawer>
+    </ModalAction>
   );
 }
 
 function EditAction({ row, back, userId }: { row: ChannelWire; back: string; userId: number }) {
   const { t } = useTranslation('channels');
-  const hydrated = useHydrated();
   const [open, setOpen] = useState(false);
   const [round, setRound] = useState(0);
-  if (!hydrated)
-    return (
-      <Link
-        to={`/channel/${row.id}/edit?${new URLSearchParams({ redirectTo: back })}`}
-        className="btn btn-ghost"
-      >
-        {t('actions.edit')}
-      </Link>
-    );
   return (
-    <Drawer
-      label={t('form.editTitle')}
-      open={open}
-      setOpen={(o) => {
+    <ModalAction
+      label={t('actions.edit')}
+      title={t('form.editTitle')}
+      href={withRedirectTo(`/channel/${row.id}/edit`, back)}
+      dataAction="edit"
+      modalClassName="list-drawer list-drawer-wide"
+      isOpen={open}
+      onOpenChange={(o) => {
         setOpen(o);
         if (!o) setRound((r) => r + 1);
       }}
-      trigger={
-        <Button variant="ghost" data-action="edit">
-          {t('actions.edit')}
-        </Button>
-      }
     >
       <ChannelFormBody key={round} mode="edit" id={row.id} userId={userId} close={() => setOpen(false)} />
-    </Drawer>
+    </ModalAction>
   );
 }
 
@@ -465,8 +333,8 @@ function TestAction({ row, back, userId }: { row: ChannelWire; back: string; use
       <Button variant="ghost" data-action="test" isDisabled={busy}>
         {t('actions.test')}
       </Button>
-      <ModalOverlay isDismissable className="channel-overlay">
-        <Modal className="channel-dialog">
+      <ModalOverlay isDismissable className="list-overlay">
+        <Modal className="list-dialog">
           <Dialog>
             {({ close }) => (
               <form
@@ -516,8 +384,8 @@ function BalanceAction({ row, back, userId }: { row: ChannelWire; back: string; 
   if (!hydrated)
     return (
       <PostButton
-        fields={{ intent: 'balance', id: row.id, name: row.name }}
-        back={back}
+        fields={{ intent: 'balance', id: row.id, name: row.name, redirectTo: back }}
+        action="/channel?index"
         label={t('actions.balance')}
       />
     );
@@ -544,25 +412,13 @@ function BalanceAction({ row, back, userId }: { row: ChannelWire; back: string; 
 }
 
 function DeleteAction({ row, back }: { row: ChannelWire; back: string }) {
-  const { t } = useTranslation('channels');
-  const hydrated = useHydrated();
-  if (!hydrated)
-    return (
-      <Link
-        to={`/channel/${row.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
-        className="btn btn-ghost"
-      >
-        {t('actions.delete')}
-      </Link>
-    );
+  const texts = useDeleteTexts('channels', { name: row.name, id: row.id });
   return (
-    <ConfirmDialog
-      label={t('actions.delete')}
-      title={t('confirm.deleteTitle')}
-      body={t('confirm.deleteBody', { name: row.name, id: row.id })}
-      fields={{ intent: 'batchDelete', ids: String(row.id) }}
-      back={back}
-      confirmLabel={t('actions.confirmDelete')}
+    <ConfirmAction
+      confirmHref={withRedirectTo(`/channel/${row.id}/delete`, back)}
+      texts={texts}
+      action="/channel?index"
+      fields={{ intent: 'batchDelete', ids: String(row.id), redirectTo: back }}
     />
   );
 }
@@ -582,24 +438,19 @@ function ConfirmedTool({
   body: string;
 }) {
   const { t } = useTranslation('channels');
-  const hydrated = useHydrated();
-  if (!hydrated)
-    return (
-      <Link
-        to={`/channel/confirm?${new URLSearchParams({ op, redirectTo: back })}`}
-        className="btn btn-secondary"
-      >
-        {label}
-      </Link>
-    );
   return (
-    <ConfirmDialog
-      label={label}
-      title={title}
-      body={body}
-      fields={{ intent: op }}
-      back={back}
-      confirmLabel={t('actions.confirm')}
+    <ConfirmAction
+      confirmHref={withRedirectTo('/channel/confirm', back, { op })}
+      linkClassName="btn btn-secondary"
+      texts={{
+        label,
+        title,
+        body,
+        confirmLabel: t('actions.confirm'),
+        cancelLabel: t('actions.cancel'),
+      }}
+      action="/channel?index"
+      fields={{ intent: op, redirectTo: back }}
       variant="secondary"
     />
   );
@@ -626,8 +477,8 @@ function TestAllAction({ userId }: { userId: number }) {
       }}
     >
       <Button variant="secondary">{t('actions.testAll')}</Button>
-      <ModalOverlay isDismissable className="channel-overlay">
-        <Modal className="channel-dialog channel-dialog-wide">
+      <ModalOverlay isDismissable className="list-overlay">
+        <Modal className="list-dialog list-dialog-wide">
           <Dialog aria-label={t('test.allTitle')}>
             <TestAllBody key={round} userId={userId} close={() => setOpen(false)} />
           </Dialog>
@@ -639,7 +490,7 @@ function TestAllAction({ userId }: { userId: number }) {
 
 function TestAllBody({ userId, close }: { userId: number; close: () => void }) {
   const { t } = useTranslation('channels');
-  const loaded = useLoadOnce<typeof testAllLoader>('/channel/test-all');
+  const loaded = useLoadOnce<typeof testAllLoader>('/channel/test-all').data;
   const revalidator = useRevalidator();
   const [results, setResults] = useState<TestOutcome[]>([]);
   const [running, setRunning] = useState(false);
@@ -722,7 +573,11 @@ function BalanceAllAction({ back, userId }: { back: string; userId: number }) {
   const [busy, setBusy] = useState(false);
   if (!hydrated)
     return (
-      <PostButton fields={{ intent: 'balanceAll' }} back={back} label={t('actions.updateAllBalances')} />
+      <PostButton
+        fields={{ intent: 'balanceAll', redirectTo: back }}
+        action="/channel?index"
+        label={t('actions.updateAllBalances')}
+      />
     );
   return (
     <Button
@@ -764,8 +619,8 @@ function TagEditAction({ tag, back }: { tag: string; back: string }) {
       <Button variant="ghost" data-action="edit-tag">
         {t('actions.editTag')}
       </Button>
-      <ModalOverlay isDismissable className="channel-overlay">
-        <Modal className="channel-dialog channel-dialog-wide">
+      <ModalOverlay isDismissable className="list-overlay">
+        <Modal className="list-dialog list-dialog-wide">
           <Dialog aria-label={t('tagForm.title', { tag })}>
             <TagEditBody key={round} tag={tag} close={() => setOpen(false)} />
           </Dialog>
@@ -779,9 +634,7 @@ function TagEditBody({ tag, close }: { tag: string; close: () => void }) {
   const { t } = useTranslation('channels');
   useLoadOnce<typeof tagLoader>(`/channel/tag?${new URLSearchParams({ tag })}`);
   const save = useFetcher<TagReply>();
-  useEffect(() => {
-    if (save.state === 'idle' && save.data?.ok) close();
-  }, [save.state, save.data, close]);
+  useCloseOnSuccess(save, close);
   return (
     <>
       <Heading slot="title">{t('tagForm.title', { tag })}</Heading>
@@ -860,17 +713,17 @@ function ChannelRow({
           <TestAction row={row} back={back} userId={userId} />
           <BalanceAction row={row} back={back} userId={userId} />
           <PostButton
-            fields={{ intent: 'status', id: row.id, status: row.status === 1 ? 2 : 1 }}
-            back={back}
+            fields={{ intent: 'status', id: row.id, status: row.status === 1 ? 2 : 1, redirectTo: back }}
+            action="/channel?index"
             label={t(row.status === 1 ? 'actions.disable' : 'actions.enable')}
-            action={row.status === 1 ? 'disable' : 'enable'}
+            dataAction={row.status === 1 ? 'disable' : 'enable'}
           />
           <EditAction row={row} back={back} userId={userId} />
           <PostButton
-            fields={{ intent: 'copy', id: row.id }}
-            back={back}
+            fields={{ intent: 'copy', id: row.id, redirectTo: back }}
+            action="/channel?index"
             label={t('actions.copy')}
-            action="copy"
+            dataAction="copy"
           />
           <DeleteAction row={row} back={back} />
         </div>
@@ -901,22 +754,28 @@ function BatchBar({ selected, back }: { selected: number[]; back: string }) {
       {hydrated ? (
         <>
           <ConfirmDialog
-            label={t('actions.batchTag')}
-            title={t('tagForm.batchTitle')}
-            body={`${t('selected', { count: selected.length })} → ${tag}`}
-            fields={{ intent: 'batchTag', tag, ids }}
-            back={back}
-            confirmLabel={t('actions.confirm')}
+            texts={{
+              label: t('actions.batchTag'),
+              title: t('tagForm.batchTitle'),
+              body: `${t('selected', { count: selected.length })} → ${tag}`,
+              confirmLabel: t('actions.confirm'),
+              cancelLabel: t('actions.cancel'),
+            }}
+            action="/channel?index"
+            fields={{ intent: 'batchTag', tag, ids, redirectTo: back }}
             variant="secondary"
             isDisabled={selected.length === 0 || !tag.trim()}
           />
           <ConfirmDialog
-            label={t('actions.batchDelete')}
-            title={t('confirm.batchDeleteTitle')}
-            body={t('confirm.batchDeleteBody', { count: selected.length })}
-            fields={{ intent: 'batchDelete', ids }}
-            back={back}
-            confirmLabel={t('actions.confirmDelete')}
+            texts={{
+              label: t('actions.batchDelete'),
+              title: t('confirm.batchDeleteTitle'),
+              body: t('confirm.batchDeleteBody', { count: selected.length }),
+              confirmLabel: t('actions.confirmDelete'),
+              cancelLabel: t('actions.cancel'),
+            }}
+            action="/channel?index"
+            fields={{ intent: 'batchDelete', ids, redirectTo: back }}
             variant="secondary"
             isDisabled={selected.length === 0}
           />
@@ -939,7 +798,6 @@ export default function ChannelsPage() {
   const { result, filter, pageSize, view, groups, userId, display } = useLoaderData<typeof loader>() as Data;
   const { t } = useTranslation('channels');
   const location = useLocation();
-  const navigation = useNavigation();
   const submit = useSubmit();
   const hydrated = useHydrated();
   const back = location.pathname + location.search;
@@ -965,52 +823,27 @@ export default function ChannelsPage() {
     <div className="page channels-page">
       <h1>{t('title')}</h1>
       <div className="channel-toolbar">
-        <Form method="get" role="search" aria-label={t('search.label')} className="channel-search">
-          <label>
-            {t('search.keyword')}
-            <input
-              type="search"
-              name="keyword"
-              defaultValue={filter.keyword}
-              placeholder={t('search.keywordPlaceholder')}
-              className="channel-input"
-            />
-          </label>
-          <label>
-            {t('search.model')}
-            <input
-              type="search"
-              name="model"
-              defaultValue={filter.model}
-              placeholder={t('search.modelPlaceholder')}
-              className="channel-input"
-            />
-          </label>
-          <label>
-            {t('search.group')}
-            <select name="group" defaultValue={filter.group} className="channel-input">
-              <option value="">{t('search.anyGroup')}</option>
-              {groups.map((g) => (
-                <option key={g} value={g}>
-                  {g}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            {t('pagination.pageSize', { ns: 'common' })}
-            <select name="page_size" defaultValue={String(pageSize)} className="channel-input">
-              {pageSizes.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </label>
-          <Button type="submit" variant="secondary" isDisabled={navigation.state === 'loading'}>
-            {t('search.submit')}
-          </Button>
-        </Form>
+        <SearchForm label={t('search.label')} submitLabel={t('search.submit')}>
+          <SearchField
+            label={t('search.keyword')}
+            name="keyword"
+            defaultValue={filter.keyword}
+            placeholder={t('search.keywordPlaceholder')}
+          />
+          <SearchField
+            label={t('search.model')}
+            name="model"
+            defaultValue={filter.model}
+            placeholder={t('search.modelPlaceholder')}
+          />
+          <SelectField
+            label={t('search.group')}
+            name="group"
+            defaultValue={filter.group}
+            options={[['', t('search.anyGroup')], ...groups.map((g) => [g, g] as const)]}
+          />
+          <PageSizeField label={t('pagination.pageSize', { ns: 'common' })} value={pageSize} />
+        </SearchForm>
         <Form
           method="get"
           className="channel-prefs"
@@ -1059,50 +892,45 @@ export default function ChannelsPage() {
       </div>
       <BatchBar selected={selected} back={back} />
 
-      <table className="table channels-table">
-        <thead>
-          <tr>
-            <th scope="col">
-              <span className="channel-sr-only">{t('columns.select')}</span>
-            </th>
-            <th scope="col">{t('columns.id')}</th>
-            <th scope="col">{t('columns.name')}</th>
-            <th scope="col">{t('columns.group')}</th>
-            <th scope="col">{t('columns.type')}</th>
-            <th scope="col">{t('columns.status')}</th>
-            <th scope="col">{t('columns.responseTime')}</th>
-            <th scope="col">{t('columns.balance')}</th>
-            <th scope="col">{t('columns.priority')}</th>
-            <th scope="col">{t('columns.weight')}</th>
-            <th scope="col">{t('columns.actions')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {result.items.length === 0 ? (
-            <tr>
-              <td colSpan={11}>{t('empty')}</td>
-            </tr>
-          ) : null}
-          {result.items.map((item) =>
-            item.kind === 'channel' ? (
-              <ChannelRow
-                key={item.channel.id}
-                row={item.channel}
-                selected={selected.includes(item.channel.id)}
-                {...rowProps}
-              />
-            ) : (
-              <TagRows
-                key={`tag-${item.tag}`}
-                tag={item.tag}
-                rows={item.children}
-                selected={selected}
-                {...rowProps}
-              />
-            ),
-          )}
-        </tbody>
-      </table>
+      <DataTable
+        className="channels-table"
+        columns={[
+          <span key="select" className="channel-sr-only">
+            {t('columns.select')}
+          </span>,
+          t('columns.id'),
+          t('columns.name'),
+          t('columns.group'),
+          t('columns.type'),
+          t('columns.status'),
+          t('columns.responseTime'),
+          t('columns.balance'),
+          t('columns.priority'),
+          t('columns.weight'),
+          t('columns.actions'),
+        ]}
+        isEmpty={result.items.length === 0}
+        empty={t('empty')}
+      >
+        {result.items.map((item) =>
+          item.kind === 'channel' ? (
+            <ChannelRow
+              key={item.channel.id}
+              row={item.channel}
+              selected={selected.includes(item.channel.id)}
+              {...rowProps}
+            />
+          ) : (
+            <TagRows
+              key={`tag-${item.tag}`}
+              tag={item.tag}
+              rows={item.children}
+              selected={selected}
+              {...rowProps}
+            />
+          ),
+        )}
+      </DataTable>
 
       <Pagination page={result.page} pages={pages} total={result.total} />
     </div>
@@ -1135,13 +963,13 @@ function TagRows({
         <td>
           <div className="row-actions channel-row-actions">
             <PostButton
-              fields={{ intent: 'tagStatus', tag, status: 1 }}
-              back={back}
+              fields={{ intent: 'tagStatus', tag, status: 1, redirectTo: back }}
+              action="/channel?index"
               label={t('actions.enableAll')}
             />
             <PostButton
-              fields={{ intent: 'tagStatus', tag, status: 2 }}
-              back={back}
+              fields={{ intent: 'tagStatus', tag, status: 2, redirectTo: back }}
+              action="/channel?index"
               label={t('actions.disableAll')}
             />
             <TagEditAction tag={tag} back={back} />

@@ -1,8 +1,7 @@
 import type { LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
+import { useLoaderData } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { ChannelsErrorBoundary } from '#app/domain/channels/channel-ui.tsx';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
@@ -49,27 +48,23 @@ export default function ConfirmChannelsPage() {
   const { title, body, op, ids, tag, redirectTo } = useLoaderData<typeof loader>();
   const { t } = useTranslation('channels');
   return (
-    <div className="page channels-page channel-form-page">
-      <h1>{title}</h1>
-      <p>{body}</p>
-      {ids.length ? <p>{ids.map((id) => `#${id}`).join(', ')}</p> : null}
-      <Form method="post" action="/channel?index" className="channel-dialog-actions">
-        <input type="hidden" name="intent" value={op} />
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        {op === 'batchTag' ? <input type="hidden" name="tag" value={tag} /> : null}
-        {ids.map((id) => (
-          <input key={id} type="hidden" name="ids" value={id} />
-        ))}
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {op === 'batchDelete' || op === 'deleteDisabled'
-            ? t('actions.confirmDelete')
-            : t('actions.confirm')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="channels-page channel-form-page"
+      title={title}
+      body={
+        <>
+          <p>{body}</p>
+          {ids.length ? <p>{ids.map((id) => `#${id}`).join(', ')}</p> : null}
+        </>
+      }
+      redirectTo={redirectTo}
+      cancelLabel={t('actions.cancel')}
+      confirmLabel={
+        op === 'batchDelete' || op === 'deleteDisabled' ? t('actions.confirmDelete') : t('actions.confirm')
+      }
+      action="/channel?index"
+      fields={{ intent: op, ...(op === 'batchTag' ? { tag } : {}), ids }}
+    />
   );
 }
 

@@ -19,6 +19,7 @@ import {
   parseInput,
 } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx } from '#app/domain/channels/http.server.ts';
+import { fetchModelsForForm } from '#app/domain/channels/relay-ops.server.ts';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
 import type { SaveReply } from '#app/routes/channel.$id.edit.tsx';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
@@ -44,6 +45,9 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const formData = await request.formData();
   const input = channelFormInput(formData);
   const values = valuesFromInput(input);
+  // Without JavaScript the form's "fetch model list" button posts here: the form comes back with the upstream's
+  // models filled in (the key is never echoed, so it has to be typed again before saving).
+  if (formData.get('intent') === 'fetch_models') return fetchModelsReply(ctx, input, values);
   let ids: number[];
   try {
     ids = await createChannels(ctx, parseInput(ctx, createChannelSchema, input));
@@ -69,9 +73,37 @@ export async function action({ request, context }: ActionFunctionArgs) {
   return redirectWithToast('/channel', toast);
 }
 
+type FetchReply = SaveReply & { notice?: string };
+
+async function fetchModelsReply(
+  ctx: Awaited<ReturnType<typeof channelsPageCtx>>,
+  input: Record<string, unknown>,
+  values: SaveReply['values'],
+) {
+  const key = String(input.key ?? '')
+    .split('\n')[0]
+    ?.trim();
+  const refuse = (error: string) =>
+    data<FetchReply>({ ok: false, error, values, fieldErrors: {} }, { status: 400 });
+  if (!key) return refuse(ctx.t('channels:errors.keyRequiredForFetch'));
+  try {
+    const models = await fetchModelsForForm(ctx, { ...input, key });
+    return data<FetchReply>({
+      ok: false,
+      error: null,
+      values: { ...values, models },
+      fieldErrors: {},
+      notice: ctx.t('channels:form.modelsLoaded', { count: models.length }),
+    });
+  } catch (error) {
+    if (!isDomainError(error)) throw error;
+    return refuse(`${ctx.t('channels:errors.fetchModelsFailed')}: ${error.message}`);
+  }
+}
+
 export default function NewChannelPage() {
   const loaded = useLoaderData<typeof loader>();
-  const reply = useActionData<typeof action>();
+  const reply = useActionData<typeof action>() as FetchReply | undefined;
   const { t } = useTranslation('channels');
   const navigation = useNavigation();
   return (
@@ -82,11 +114,15 @@ export default function NewChannelPage() {
       <h1>{t('form.addTitle')}</h1>
       <Form method="post">
         <ChannelFields
+          // a fetch answered in place (JavaScript on this page) must show the fetched models: remount
+          key={reply?.notice ?? 'form'}
           mode="create"
           values={reply?.values ?? loaded.values}
           groupOptions={loaded.groups}
           modelOptions={loaded.models}
           fieldErrors={reply?.fieldErrors}
+          fetchModelsSubmit
+          notice={reply?.notice}
         />
         <FormError message={reply?.error} />
         <div className="channel-dialog-actions">

@@ -1,8 +1,10 @@
 import { data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
 import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
 import { useState } from 'react';
-import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
+import { DialogTrigger } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { ConfirmModal } from '#app/components/list/confirm-action.tsx';
+import { DataTable } from '#app/components/list/data-table.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
@@ -216,37 +218,26 @@ function ClearLogs({ back }: { back: string }) {
       </Form>
       {hydrated ? (
         <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-          <ModalOverlay isDismissable className="logs-overlay">
-            <Modal className="logs-dialog">
-              <Dialog role="alertdialog">
-                {({ close }) => (
-                  <>
-                    <Heading slot="title">{t('clear.confirmTitle')}</Heading>
-                    {preview.data && preview.state === 'idle' ? (
-                      <p data-testid="clear-body">
-                        {t(preview.data.capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', {
-                          time: preview.data.time,
-                          count: preview.data.count,
-                        })}
-                      </p>
-                    ) : (
-                      <p aria-busy="true">…</p>
-                    )}
-                    <Form method="post" action="/log/clear" onSubmit={() => close()}>
-                      <input type="hidden" name="before" value={before} />
-                      <input type="hidden" name="redirectTo" value={back} />
-                      <div className="logs-dialog-actions">
-                        <Button onPress={close}>{t('clear.cancel')}</Button>
-                        <Button type="submit" variant="primary" isDisabled={!preview.data}>
-                          {t('clear.confirm')}
-                        </Button>
-                      </div>
-                    </Form>
-                  </>
-                )}
-              </Dialog>
-            </Modal>
-          </ModalOverlay>
+          <ConfirmModal
+            title={t('clear.confirmTitle')}
+            body={
+              preview.data && preview.state === 'idle' ? (
+                <p data-testid="clear-body">
+                  {t(preview.data.capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', {
+                    time: preview.data.time,
+                    count: preview.data.count,
+                  })}
+                </p>
+              ) : (
+                <p aria-busy="true">…</p>
+              )
+            }
+            cancelLabel={t('clear.cancel')}
+            confirmLabel={t('clear.confirm')}
+            action="/log/clear"
+            fields={{ before, redirectTo: back }}
+            confirmDisabled={!preview.data}
+          />
         </DialogTrigger>
       ) : null}
     </section>
@@ -324,8 +315,6 @@ export default function LogsPage() {
     Math.ceil(result.total / result.page_size),
     result.page + (result.has_more ? 1 : 0),
   );
-  const columns = admin ? 13 : 10;
-
   return (
     <div className="page logs-page">
       <h1>{t('title')}</h1>
@@ -342,37 +331,31 @@ export default function LogsPage() {
       </ul>
       <FilterForm filters={filters} admin={admin} pageSize={pageSize} />
 
-      <div className="logs-table-wrap">
-        <table className="table logs-table">
-          <thead>
-            <tr>
-              <th scope="col">{t('columns.time')}</th>
-              {admin ? <th scope="col">{t('columns.channel')}</th> : null}
-              {admin ? <th scope="col">{t('columns.user')}</th> : null}
-              <th scope="col">{t('columns.token')}</th>
-              <th scope="col">{t('columns.group')}</th>
-              <th scope="col">{t('columns.type')}</th>
-              <th scope="col">{t('columns.model')}</th>
-              <th scope="col">{t('columns.useTime')}</th>
-              <th scope="col">{t('columns.prompt')}</th>
-              <th scope="col">{t('columns.completion')}</th>
-              <th scope="col">{t('columns.cost')}</th>
-              {admin ? <th scope="col">{t('columns.retry')}</th> : null}
-              <th scope="col">{t('columns.details')}</th>
-            </tr>
-          </thead>
-          {result.items.length === 0 ? (
-            <tbody>
-              <tr>
-                <td colSpan={columns}>{t('empty')}</td>
-              </tr>
-            </tbody>
-          ) : null}
-          {result.items.map((log) => (
-            <LogRow key={log.id} log={log} admin={admin} back={back} display={display} />
-          ))}
-        </table>
-      </div>
+      <DataTable
+        className="logs-table"
+        columns={[
+          t('columns.time'),
+          admin ? t('columns.channel') : null,
+          admin ? t('columns.user') : null,
+          t('columns.token'),
+          t('columns.group'),
+          t('columns.type'),
+          t('columns.model'),
+          t('columns.useTime'),
+          t('columns.prompt'),
+          t('columns.completion'),
+          t('columns.cost'),
+          admin ? t('columns.retry') : null,
+          t('columns.details'),
+        ]}
+        isEmpty={result.items.length === 0}
+        empty={t('empty')}
+        rowGroups
+      >
+        {result.items.map((log) => (
+          <LogRow key={log.id} log={log} admin={admin} back={back} display={display} />
+        ))}
+      </DataTable>
 
       <Pagination page={result.page} pages={pages} total={result.total} />
       {result.total_capped ? (

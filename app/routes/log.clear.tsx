@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
+import { useLoaderData } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { formatLogTime, fromDateTimeLocal } from '#app/domain/logs/constants.ts';
@@ -52,33 +52,30 @@ export async function action({ request, context }: ActionFunctionArgs) {
 export default function ClearLogsPage() {
   const { before, redirectTo, time, count, capped, error } = useLoaderData<typeof loader>();
   const { t } = useTranslation('logs');
-  return (
-    <div className="page logs-page logs-confirm">
-      <h1>{t('clear.confirmTitle')}</h1>
-      {error ? (
-        <p role="alert">{error}</p>
-      ) : (
-        <>
+  if (!error) {
+    return (
+      <ConfirmPage
+        className="logs-page logs-confirm"
+        title={t('clear.confirmTitle')}
+        body={
           <p data-testid="clear-body">
             {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count })}
           </p>
-          <Form method="post" className="logs-dialog-actions">
-            <input type="hidden" name="before" value={before} />
-            <input type="hidden" name="redirectTo" value={redirectTo} />
-            <Link to={redirectTo} className="btn btn-secondary">
-              {t('clear.cancel')}
-            </Link>
-            <Button type="submit" variant="primary">
-              {t('clear.confirm')}
-            </Button>
-          </Form>
-        </>
-      )}
-      {error ? (
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('userInfo.back')}
-        </Link>
-      ) : null}
+        }
+        redirectTo={redirectTo}
+        cancelLabel={t('clear.cancel')}
+        confirmLabel={t('clear.confirm')}
+        fields={{ before }}
+      />
+    );
+  }
+  return (
+    <div className="page logs-page logs-confirm">
+      <h1>{t('clear.confirmTitle')}</h1>
+      <p role="alert">{error}</p>
+      <Link to={redirectTo} className="btn btn-secondary">
+        {t('userInfo.back')}
+      </Link>
     </div>
   );
 }

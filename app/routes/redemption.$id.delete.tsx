@@ -1,8 +1,7 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
-import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { useLoaderData } from '@remix-run/react';
+import { useDeleteTexts } from '#app/components/list/confirm-action.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { redemptionsPageCtx } from '#app/domain/redemptions/http.server.ts';
 import { RedemptionsErrorBoundary } from '#app/domain/redemptions/redemption-ui.tsx';
@@ -52,21 +51,12 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
 
 export default function DeleteRedemptionPage() {
   const { redemption, redirectTo } = useLoaderData<typeof loader>();
-  const { t } = useTranslation('redemptions');
   return (
-    <div className="page redemptions-page" style={{ maxWidth: '36rem' }}>
-      <h1>{t('confirm.deleteTitle')}</h1>
-      <p>{t('confirm.deleteBody', { name: redemption.name, id: redemption.id })}</p>
-      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {t('actions.confirmDelete')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="redemptions-page"
+      redirectTo={redirectTo}
+      {...useDeleteTexts('redemptions', { name: redemption.name, id: redemption.id })}
+    />
   );
 }
 

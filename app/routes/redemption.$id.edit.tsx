@@ -86,7 +86,7 @@ export default function EditRedemptionPage() {
   const navigation = useNavigation();
   const editable = redemption.status === 1;
   return (
-    <div className="page redemptions-page" style={{ maxWidth: '36rem' }}>
+    <div className="page redemptions-page form-page">
       <p>
         <Link to={redirectTo}>{t('actions.back')}</Link>
       </p>
@@ -104,7 +104,7 @@ export default function EditRedemptionPage() {
             display={display}
           />
           <FormError message={reply?.error} />
-          <div style={{ display: 'flex', gap: '0.5rem' }}>
+          <div className="form-actions">
             <Link to={redirectTo} className="btn btn-secondary">
               {t('actions.cancel')}
             </Link>

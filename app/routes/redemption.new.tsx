@@ -71,7 +71,7 @@ export default function NewRedemptionPage() {
   const reply = useActionData<typeof action>();
   const navigation = useNavigation();
   return (
-    <div className="page redemptions-page" style={{ maxWidth: '36rem' }}>
+    <div className="page redemptions-page form-page">
       <p>
         <Link to="/redemption">{t('actions.back')}</Link>
       </p>
@@ -90,7 +90,7 @@ export default function NewRedemptionPage() {
           <input type="hidden" name="intent" value="create" />
           <RedemptionFields mode="create" values={reply?.values} display={display} />
           <FormError message={reply?.error} />
-          <div style={{ display: 'flex', gap: '0.5rem' }}>
+          <div className="form-actions">
             <Link to="/redemption" className="btn btn-secondary">
               {t('actions.cancel')}
             </Link>

@@ -1,8 +1,7 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
-import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { useLoaderData } from '@remix-run/react';
+import { useDeleteTexts } from '#app/components/list/confirm-action.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
@@ -46,21 +45,12 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
 
 export default function DeleteTokenPage() {
   const { token, redirectTo } = useLoaderData<typeof loader>();
-  const { t } = useTranslation('tokens');
   return (
-    <div className="page tokens-page" style={{ maxWidth: '36rem' }}>
-      <h1>{t('confirm.deleteTitle')}</h1>
-      <p>{t('confirm.deleteBody', { name: token.name })}</p>
-      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {t('actions.confirmDelete')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="tokens-page"
+      redirectTo={redirectTo}
+      {...useDeleteTexts('tokens', { name: token.name })}
+    />
   );
 }
 

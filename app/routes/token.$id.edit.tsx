@@ -65,7 +65,7 @@ export default function EditTokenPage() {
   const navigation = useNavigation();
   const { t } = useTranslation('tokens');
   return (
-    <div className="page tokens-page" style={{ maxWidth: '36rem' }}>
+    <div className="page tokens-page form-page">
       <p>
         <Link to={redirectTo}>{t('actions.back')}</Link>
       </p>
@@ -80,7 +80,7 @@ export default function EditTokenPage() {
           create={false}
         />
         <FormError message={actionData?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to={redirectTo} className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>

@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { Link } from '#app/components/ui/link.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
-import { inputStyle, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
+import { TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { displayKey, getToken } from '#app/domain/tokens/tokens.server.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
 
@@ -38,7 +38,7 @@ export default function TokenKeyPage() {
   const { name, key, redirectTo } = useLoaderData<typeof loader>();
   const { t } = useTranslation('tokens');
   return (
-    <div className="page tokens-page" style={{ maxWidth: '40rem' }}>
+    <div className="page tokens-page form-page form-page-wide">
       <h1>{t('key.title')}</h1>
       <label htmlFor="token-full-key">{t('key.body', { name })}</label>
       <input
@@ -46,7 +46,7 @@ export default function TokenKeyPage() {
         readOnly
         value={key}
         data-testid="full-key"
-        style={{ ...inputStyle, width: '100%', fontFamily: 'monospace' }}
+        className="list-input list-input-full list-input-mono"
       />
       <p>
         <Link to={redirectTo} className="btn btn-secondary">

@@ -1,8 +1,14 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
-import { createContext, useContext, useEffect, useRef, useState } from 'react';
+import { useFetcher, useLoaderData, useLocation } from '@remix-run/react';
+import { createContext, useContext, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay, Popover } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { ConfirmAction, useDeleteTexts, withRedirectTo } from '#app/components/list/confirm-action.tsx';
+import { DataTable } from '#app/components/list/data-table.tsx';
+import { useCloseOnSuccess, useLoadOnce } from '#app/components/list/fetcher-hooks.ts';
+import { ModalAction } from '#app/components/list/modal-action.tsx';
+import { PostButton } from '#app/components/list/post-button.tsx';
+import { ListToolbar, PageSizeField, SearchField, SearchForm } from '#app/components/list/search-form.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -13,12 +19,8 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { type EditorData, formatTime } from '#app/domain/tokens/page.server.ts';
 import {
-  dialogStyle,
-  drawerStyle,
   emptyTokenForm,
   FormError,
-  inputStyle,
-  overlayStyle,
   TokenFields,
   type TokenFormValues,
   TokenStatusTag,
@@ -33,7 +35,7 @@ import {
 } from '#app/domain/tokens/tokens.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
@@ -102,11 +104,6 @@ export async function action({ request, context }: ActionFunctionArgs) {
 
 type Row = ReturnType<typeof useLoaderData<typeof loader>>['items'][number];
 
-const TABLE_CSS =
-  '.tokens-table th,.tokens-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:middle}' +
-  '.tokens-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}' +
-  '.tokens-table code{font-size:.85em}';
-
 function maskKey(key: string): string {
   return key.length > 12 ? `${key.slice(0, 7)}${'*'.repeat(10)}${key.slice(-4)}` : key;
 }
@@ -136,12 +133,12 @@ function ManualCopyDialog({ text, close }: { text: string | null; close: () => v
       isOpen={text !== null}
       onOpenChange={(open) => !open && close()}
       isDismissable
-      style={overlayStyle}
+      className="list-overlay"
     >
-      <Modal style={dialogStyle}>
+      <Modal className="list-dialog">
         <Dialog role="alertdialog">
           <Heading slot="title">{t('key.copyFailed')}</Heading>
-          <textarea readOnly value={text ?? ''} rows={4} style={{ ...inputStyle, width: '100%' }} />
+          <textarea readOnly value={text ?? ''} rows={4} className="list-input list-input-full" />
           <Button onPress={close}>{t('actions.close')}</Button>
         </Dialog>
       </Modal>
@@ -174,58 +171,24 @@ function StatusButton({ row, back }: { row: Row; back: string }) {
   const { t } = useTranslation('tokens');
   const next = row.status === 1 ? 2 : 1;
   return (
-    <Form method="post" style={{ display: 'inline' }}>
-      <input type="hidden" name="intent" value="status" />
-      <input type="hidden" name="id" value={row.id} />
-      <input type="hidden" name="status" value={next} />
-      <input type="hidden" name="redirectTo" value={back} />
-      <Button type="submit" variant="ghost" data-action={next === 1 ? 'enable' : 'disable'}>
-        {t(next === 1 ? 'actions.enable' : 'actions.disable')}
-      </Button>
-    </Form>
+    <PostButton
+      fields={{ intent: 'status', id: row.id, status: next, redirectTo: back }}
+      label={t(next === 1 ? 'actions.enable' : 'actions.disable')}
+      dataAction={next === 1 ? 'enable' : 'disable'}
+    />
   );
 }
 
 function DeleteAction({ row, back }: { row: Row; back: string }) {
-  const { t } = useTranslation('tokens');
-  const hydrated = useHydrated();
-  if (!hydrated) {
-    return (
-      <Link
-        to={`/token/${row.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
-        className="btn btn-ghost"
-      >
-        {t('actions.delete')}
-      </Link>
-    );
-  }
+  const texts = useDeleteTexts('tokens', { name: row.name });
   return (
-    <DialogTrigger>
-      <Button variant="ghost" data-action="delete">
-        {t('actions.delete')}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={dialogStyle}>
-          <Dialog role="alertdialog">
-            {({ close }) => (
-              <>
-                <Heading slot="title">{t('confirm.deleteTitle')}</Heading>
-                <p>{t('confirm.deleteBody', { name: row.name })}</p>
-                <Form method="post" action={`/token/${row.id}/delete`} onSubmit={() => close()}>
-                  <input type="hidden" name="redirectTo" value={back} />
-                  <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
-                    <Button onPress={close}>{t('actions.cancel')}</Button>
-                    <Button type="submit" variant="primary">
-                      {t('actions.confirmDelete')}
-                    </Button>
-                  </div>
-                </Form>
-              </>
-            )}
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ConfirmAction
+      confirmHref={withRedirectTo(`/token/${row.id}/delete`, back)}
+      texts={texts}
+      action={`/token/${row.id}/delete`}
+      fields={{ redirectTo: back }}
+      dataAction="delete"
+    />
   );
 }
 
@@ -233,39 +196,32 @@ type DrawerReply = { ok: boolean; error: string | null; values: TokenFormValues 
 type EditorLoad = EditorData & { values?: TokenFormValues };
 
 /** With JavaScript: the create / edit drawer, loading /token/new or /token/{id}/edit and posting there. */
-function TokenDrawer({ id, trigger }: { id: number | null; trigger: string }) {
+function TokenDrawer({ id, trigger, href }: { id: number | null; trigger: string; href: string }) {
   const { t } = useTranslation('tokens');
   const [open, setOpen] = useState(false);
   return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      <Button variant={id ? 'ghost' : 'primary'} data-action={id ? 'edit' : 'add'}>
-        {trigger}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={{ ...drawerStyle, width: 'min(600px, 100vw)', overflowY: 'auto' }}>
-          <Dialog aria-label={t(id ? 'form.editTitle' : 'form.addTitle')}>
-            <DrawerBody id={id} close={() => setOpen(false)} />
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ModalAction
+      label={trigger}
+      title={t(id ? 'form.editTitle' : 'form.addTitle')}
+      href={href}
+      hrefClassName={id ? 'btn btn-ghost' : 'btn btn-primary'}
+      variant={id ? 'ghost' : 'primary'}
+      dataAction={id ? 'edit' : 'add'}
+      modalClassName="list-drawer list-drawer-wide"
+      isOpen={open}
+      onOpenChange={setOpen}
+    >
+      <DrawerBody id={id} close={() => setOpen(false)} />
+    </ModalAction>
   );
 }
 
 function DrawerBody({ id, close }: { id: number | null; close: () => void }) {
   const { t } = useTranslation('tokens');
   const href = id ? `/token/${id}/edit` : '/token/new';
-  const load = useFetcher<EditorLoad>();
+  const load = useLoadOnce<EditorLoad>(href);
   const save = useFetcher<DrawerReply>();
-  const requested = useRef(false);
-  useEffect(() => {
-    if (requested.current) return;
-    requested.current = true;
-    load.load(href);
-  }, [href, load]);
-  useEffect(() => {
-    if (save.state === 'idle' && save.data?.ok) close();
-  }, [save.state, save.data, close]);
+  useCloseOnSuccess(save, close);
   const loaded = load.data;
   return (
     <>
@@ -281,7 +237,7 @@ function DrawerBody({ id, close }: { id: number | null; close: () => void }) {
             create={!id}
           />
           <FormError message={save.data?.error} />
-          <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
+          <div className="list-dialog-actions">
             <Button onPress={close}>{t('actions.cancel')}</Button>
             <Button type="submit" variant="primary" isDisabled={save.state !== 'idle'}>
               {t('actions.save')}
@@ -340,7 +296,6 @@ export default function TokensPage() {
   const { t } = useTranslation('tokens');
   const hydrated = useHydrated();
   const location = useLocation();
-  const navigation = useNavigation();
   const { notify } = useToast();
   const [selected, setSelected] = useState<number[]>([]);
   const [manualCopy, setManualCopy] = useState<string | null>(null);
@@ -358,144 +313,92 @@ export default function TokensPage() {
   return (
     <ManualCopyContext.Provider value={setManualCopy}>
       <div className="page tokens-page">
-        <style>{TABLE_CSS}</style>
         <h1>{t('title')}</h1>
         {hydrated ? <ManualCopyDialog text={manualCopy} close={() => setManualCopy(null)} /> : null}
-        <div
-          style={{
-            display: 'flex',
-            flexWrap: 'wrap',
-            gap: '0.5rem',
-            alignItems: 'flex-end',
-            marginBottom: '1rem',
-          }}
-        >
-          <Form
-            method="get"
-            role="search"
-            aria-label={t('search.label')}
-            style={{ display: 'flex', flexWrap: 'wrap', gap: '0.5rem', alignItems: 'flex-end' }}
-          >
-            <label style={{ display: 'flex', flexDirection: 'column' }}>
-              {t('search.keyword')}
-              <input
-                type="search"
-                name="keyword"
-                defaultValue={keyword}
-                placeholder={t('search.keywordPlaceholder')}
-                style={inputStyle}
-              />
-            </label>
-            <label style={{ display: 'flex', flexDirection: 'column' }}>
-              {t('search.token')}
-              <input
-                type="search"
-                name="token"
-                defaultValue={token}
-                placeholder={t('search.tokenPlaceholder')}
-                style={inputStyle}
-              />
-            </label>
-            <label style={{ display: 'flex', flexDirection: 'column' }}>
-              {t('pagination.pageSize')}
-              <select name="page_size" defaultValue={String(pageSize)} style={inputStyle}>
-                {pageSizes.map((n) => (
-                  <option key={n} value={n}>
-                    {n}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <Button type="submit" variant="secondary" isDisabled={navigation.state === 'loading'}>
-              {t('search.submit')}
-            </Button>
-          </Form>
-          {hydrated ? (
-            <TokenDrawer id={null} trigger={t('actions.add')} />
-          ) : (
-            <Link to="/token/new" className="btn btn-primary">
-              {t('actions.add')}
-            </Link>
-          )}
+        <ListToolbar>
+          <SearchForm label={t('search.label')} submitLabel={t('search.submit')}>
+            <SearchField
+              label={t('search.keyword')}
+              name="keyword"
+              defaultValue={keyword}
+              placeholder={t('search.keywordPlaceholder')}
+            />
+            <SearchField
+              label={t('search.token')}
+              name="token"
+              defaultValue={token}
+              placeholder={t('search.tokenPlaceholder')}
+            />
+            <PageSizeField label={t('pagination.pageSize')} value={pageSize} />
+          </SearchForm>
+          <TokenDrawer id={null} trigger={t('actions.add')} href="/token/new" />
           {hydrated ? (
             <Button variant="secondary" onPress={copySelected}>
               {t('actions.copySelected')}
             </Button>
           ) : null}
           <ApiAddresses addresses={addresses} />
-        </div>
+        </ListToolbar>
 
-        <table className="table tokens-table" style={{ width: '100%', borderCollapse: 'collapse' }}>
-          <thead>
-            <tr>
-              {hydrated ? <th scope="col">{t('columns.select')}</th> : null}
-              <th scope="col">{t('columns.name')}</th>
-              <th scope="col">{t('columns.status')}</th>
-              <th scope="col">{t('columns.remain')}</th>
-              <th scope="col">{t('columns.used')}</th>
-              <th scope="col">{t('columns.group')}</th>
-              <th scope="col">{t('columns.created')}</th>
-              <th scope="col">{t('columns.expired')}</th>
-              <th scope="col">{t('columns.key')}</th>
-              <th scope="col">{t('columns.actions')}</th>
+        <DataTable
+          className="tokens-table"
+          columns={[
+            hydrated ? t('columns.select') : null,
+            t('columns.name'),
+            t('columns.status'),
+            t('columns.remain'),
+            t('columns.used'),
+            t('columns.group'),
+            t('columns.created'),
+            t('columns.expired'),
+            t('columns.key'),
+            t('columns.actions'),
+          ]}
+          isEmpty={items.length === 0}
+          empty={t('empty')}
+        >
+          {items.map((row) => (
+            <tr key={row.id} data-token-id={row.id} data-token-name={row.name}>
+              {hydrated ? (
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={t('columns.select')}
+                    checked={selected.includes(row.id)}
+                    onChange={(e) =>
+                      setSelected((s) => (e.target.checked ? [...s, row.id] : s.filter((x) => x !== row.id)))
+                    }
+                  />
+                </td>
+              ) : null}
+              <td>{row.name}</td>
+              <td>
+                <TokenStatusTag status={row.status} modelLimited={row.model_limits_enabled} />
+              </td>
+              <td data-testid="remain">{row.unlimited_quota ? t('unlimited') : quota(row.remain_quota)}</td>
+              <td>{quota(row.used_quota)}</td>
+              <td>{row.group || '—'}</td>
+              <td>{row.created_text}</td>
+              <td>{row.expired_text ?? t('never')}</td>
+              <td>
+                <KeyCell row={row} back={back} />
+              </td>
+              <td>
+                <div className="row-actions">
+                  {row.status === 1 || row.status === 2 || row.status === 3 || row.status === 4 ? (
+                    <StatusButton row={row} back={back} />
+                  ) : null}
+                  <TokenDrawer
+                    id={row.id}
+                    trigger={t('actions.edit')}
+                    href={withRedirectTo(`/token/${row.id}/edit`, back)}
+                  />
+                  <DeleteAction row={row} back={back} />
+                </div>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {items.length === 0 ? (
-              <tr>
-                <td colSpan={10}>{t('empty')}</td>
-              </tr>
-            ) : null}
-            {items.map((row) => (
-              <tr key={row.id} data-token-id={row.id} data-token-name={row.name}>
-                {hydrated ? (
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={t('columns.select')}
-                      checked={selected.includes(row.id)}
-                      onChange={(e) =>
-                        setSelected((s) =>
-                          e.target.checked ? [...s, row.id] : s.filter((x) => x !== row.id),
-                        )
-                      }
-                    />
-                  </td>
-                ) : null}
-                <td>{row.name}</td>
-                <td>
-                  <TokenStatusTag status={row.status} modelLimited={row.model_limits_enabled} />
-                </td>
-                <td data-testid="remain">{row.unlimited_quota ? t('unlimited') : quota(row.remain_quota)}</td>
-                <td>{quota(row.used_quota)}</td>
-                <td>{row.group || '—'}</td>
-                <td>{row.created_text}</td>
-                <td>{row.expired_text ?? t('never')}</td>
-                <td>
-                  <KeyCell row={row} back={back} />
-                </td>
-                <td>
-                  <div className="row-actions">
-                    {row.status === 1 || row.status === 2 || row.status === 3 || row.status === 4 ? (
-                      <StatusButton row={row} back={back} />
-                    ) : null}
-                    {hydrated ? (
-                      <TokenDrawer id={row.id} trigger={t('actions.edit')} />
-                    ) : (
-                      <Link
-                        to={`/token/${row.id}/edit?${new URLSearchParams({ redirectTo: back })}`}
-                        className="btn btn-ghost"
-                      >
-                        {t('actions.edit')}
-                      </Link>
-                    )}
-                    <DeleteAction row={row} back={back} />
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
 
         <Pagination page={page} pages={pages} total={total} />
       </div>

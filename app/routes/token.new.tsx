@@ -51,7 +51,7 @@ export default function NewTokenPage() {
   const navigation = useNavigation();
   const { t } = useTranslation('tokens');
   return (
-    <div className="page tokens-page" style={{ maxWidth: '36rem' }}>
+    <div className="page tokens-page form-page">
       <p>
         <Link to="/token">{t('actions.back')}</Link>
       </p>
@@ -65,7 +65,7 @@ export default function NewTokenPage() {
           create
         />
         <FormError message={actionData?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to="/token" className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>

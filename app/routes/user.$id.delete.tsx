@@ -1,8 +1,7 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
-import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { useLoaderData } from '@remix-run/react';
+import { useDeleteTexts } from '#app/components/list/confirm-action.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
 import { UsersErrorBoundary } from '#app/domain/users/user-ui.tsx';
@@ -52,21 +51,12 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
 
 export default function DeleteUserPage() {
   const { user, redirectTo } = useLoaderData<typeof loader>();
-  const { t } = useTranslation('users');
   return (
-    <div className="page users-page" style={{ maxWidth: '36rem' }}>
-      <h1>{t('confirm.deleteTitle')}</h1>
-      <p>{t('confirm.deleteBody', { username: user.username })}</p>
-      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {t('actions.confirmDelete')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="users-page"
+      redirectTo={redirectTo}
+      {...useDeleteTexts('users', { username: user.username })}
+    />
   );
 }
 

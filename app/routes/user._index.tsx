@@ -1,8 +1,20 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useFetcher, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
-import { useEffect, useRef, useState } from 'react';
-import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
+import { useFetcher, useLoaderData, useLocation } from '@remix-run/react';
+import { useState } from 'react';
+import { Heading } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { ConfirmAction, useDeleteTexts, withRedirectTo } from '#app/components/list/confirm-action.tsx';
+import { DataTable } from '#app/components/list/data-table.tsx';
+import { useCloseOnSuccess, useLoadOnce } from '#app/components/list/fetcher-hooks.ts';
+import { ModalAction } from '#app/components/list/modal-action.tsx';
+import { PostButton } from '#app/components/list/post-button.tsx';
+import {
+  ListToolbar,
+  PageSizeField,
+  SearchField,
+  SearchForm,
+  SelectField,
+} from '#app/components/list/search-form.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -11,13 +23,9 @@ import { type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constan
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
 import {
   CreateUserFields,
-  dialogStyle,
-  drawerStyle,
   type EditableUser,
   EditUserFields,
   FormError,
-  inputStyle,
-  overlayStyle,
   RoleTag,
   StatusTag,
   UsersErrorBoundary,
@@ -31,9 +39,8 @@ import {
   parseInput,
   searchUsers,
 } from '#app/domain/users/users.server.ts';
-import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users'] };
@@ -88,11 +95,6 @@ export async function action({ request, context }: ActionFunctionArgs) {
   }
 }
 
-/** Table layout (scoped to this page until the shared stylesheet gets a table style). */
-const TABLE_CSS =
-  '.users-table th,.users-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:middle}' +
-  '.users-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}';
-
 function ManageButton({
   user,
   action,
@@ -106,89 +108,46 @@ function ManageButton({
 }) {
   const { t } = useTranslation('users');
   return (
-    <Form method="post" className="inline-form" style={{ display: 'inline' }}>
-      <input type="hidden" name="intent" value="manage" />
-      <input type="hidden" name="id" value={user.id} />
-      <input type="hidden" name="action" value={action} />
-      <input type="hidden" name="redirectTo" value={back} />
-      <Button type="submit" variant="ghost" isDisabled={disabled} data-action={action}>
-        {t(`actions.${action}`)}
-      </Button>
-    </Form>
+    <PostButton
+      className="inline-form list-inline-form"
+      fields={{ intent: 'manage', id: user.id, action, redirectTo: back }}
+      label={t(`actions.${action}`)}
+      dataAction={action}
+      isDisabled={disabled}
+    />
   );
 }
 
 function DeleteAction({ user, back }: { user: UserWire; back: string }) {
-  const { t } = useTranslation('users');
-  const hydrated = useHydrated();
-  if (!hydrated) {
-    // Without JavaScript: a confirmation page.
-    return (
-      <Link
-        to={`/user/${user.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
-        className="btn btn-ghost"
-      >
-        {t('actions.delete')}
-      </Link>
-    );
-  }
+  const texts = useDeleteTexts('users', { username: user.username });
   return (
-    <DialogTrigger>
-      <Button variant="ghost" data-action="delete">
-        {t('actions.delete')}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={dialogStyle}>
-          <Dialog role="alertdialog">
-            {({ close }) => (
-              <>
-                <Heading slot="title">{t('confirm.deleteTitle')}</Heading>
-                <p>{t('confirm.deleteBody', { username: user.username })}</p>
-                <Form method="post" onSubmit={() => close()}>
-                  <input type="hidden" name="intent" value="manage" />
-                  <input type="hidden" name="id" value={user.id} />
-                  <input type="hidden" name="action" value="delete" />
-                  <input type="hidden" name="redirectTo" value={back} />
-                  <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
-                    <Button onPress={close}>{t('actions.cancel')}</Button>
-                    <Button type="submit" variant="primary">
-                      {t('actions.confirmDelete')}
-                    </Button>
-                  </div>
-                </Form>
-              </>
-            )}
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ConfirmAction
+      confirmHref={withRedirectTo(`/user/${user.id}/delete`, back)}
+      texts={texts}
+      fields={{ intent: 'manage', id: user.id, action: 'delete', redirectTo: back }}
+      dataAction="delete"
+    />
   );
 }
 
 type DrawerReply = { ok: boolean; error: string | null };
-
-/** Closes a drawer once its fetcher's submission succeeded (the reply carries ok: true). */
-function useCloseOnSuccess(fetcher: { state: string; data?: DrawerReply }, close: () => void) {
-  useEffect(() => {
-    if (fetcher.state === 'idle' && fetcher.data?.ok) close();
-  }, [fetcher.state, fetcher.data, close]);
-}
 
 /** With JavaScript: the add-user drawer (a side panel) posting to /user/edit through a fetcher. */
 function AddUserDrawer() {
   const { t } = useTranslation('users');
   const [open, setOpen] = useState(false);
   return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      <Button variant="primary">{t('actions.add')}</Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={drawerStyle}>
-          <Dialog aria-label={t('form.addTitle')}>
-            <AddUserBody close={() => setOpen(false)} />
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ModalAction
+      label={t('actions.add')}
+      title={t('form.addTitle')}
+      href="/user/edit"
+      hrefClassName="btn btn-primary"
+      variant="primary"
+      isOpen={open}
+      onOpenChange={setOpen}
+    >
+      <AddUserBody close={() => setOpen(false)} />
+    </ModalAction>
   );
 }
 
@@ -204,7 +163,7 @@ function AddUserBody({ close }: { close: () => void }) {
         <input type="hidden" name="_fetcher" value="1" />
         <CreateUserFields />
         <FormError message={fetcher.data?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
+        <div className="list-dialog-actions">
           <Button onPress={close}>{t('actions.cancel')}</Button>
           <Button type="submit" variant="primary" isDisabled={fetcher.state !== 'idle'}>
             {t('actions.save')}
@@ -218,29 +177,19 @@ function AddUserBody({ close }: { close: () => void }) {
 /** Row "edit": with JavaScript a drawer loading /user/edit/{id} through a fetcher; without, that page. */
 function EditAction({ user, back }: { user: UserWire; back: string }) {
   const { t } = useTranslation('users');
-  const hydrated = useHydrated();
   const [open, setOpen] = useState(false);
-  const href = `/user/edit/${user.id}?${new URLSearchParams({ redirectTo: back })}`;
-  if (!hydrated) {
-    return (
-      <Link to={href} className="btn btn-ghost">
-        {t('actions.edit')}
-      </Link>
-    );
-  }
+  const href = withRedirectTo(`/user/edit/${user.id}`, back);
   return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      <Button variant="ghost" data-action="edit">
-        {t('actions.edit')}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={drawerStyle}>
-          <Dialog aria-label={t('form.editTitle')}>
-            <EditUserBody id={user.id} href={href} close={() => setOpen(false)} />
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ModalAction
+      label={t('actions.edit')}
+      title={t('form.editTitle')}
+      href={href}
+      dataAction="edit"
+      isOpen={open}
+      onOpenChange={setOpen}
+    >
+      <EditUserBody id={user.id} href={href} close={() => setOpen(false)} />
+    </ModalAction>
   );
 }
 
@@ -248,15 +197,9 @@ type EditLoaderData = { user: EditableUser; groups: string[]; self: boolean };
 
 function EditUserBody({ id, href, close }: { id: number; href: string; close: () => void }) {
   const { t } = useTranslation('users');
-  const load = useFetcher<EditLoaderData>();
+  const load = useLoadOnce<EditLoaderData>(`/user/edit/${id}`);
   const save = useFetcher<DrawerReply>();
   useCloseOnSuccess(save, close);
-  const requested = useRef(false);
-  useEffect(() => {
-    if (requested.current) return;
-    requested.current = true;
-    load.load(`/user/edit/${id}`);
-  }, [id, load]);
   const loaded = load.data;
   return (
     <>
@@ -267,7 +210,7 @@ function EditUserBody({ id, href, close }: { id: number; href: string; close: ()
           <input type="hidden" name="_fetcher" value="1" />
           <EditUserFields user={loaded.user} groups={loaded.groups} self={loaded.self} />
           <FormError message={save.data?.error} />
-          <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end', alignItems: 'center' }}>
+          <div className="list-dialog-actions">
             {loaded.self ? null : (
               <Link to={href} className="btn btn-ghost">
                 {t('actions.addQuota')}
@@ -289,151 +232,96 @@ function EditUserBody({ id, href, close }: { id: number; href: string; close: ()
 export default function UsersPage() {
   const { result, groups, keyword, group, pageSize, actor } = useLoaderData<typeof loader>();
   const { t } = useTranslation('users');
-  const hydrated = useHydrated();
   const location = useLocation();
-  const navigation = useNavigation();
   const back = location.pathname + location.search;
   const pages = Math.max(1, Math.ceil(result.total / result.page_size));
 
   return (
     <div className="page users-page">
-      <style>{TABLE_CSS}</style>
       <h1>{t('title')}</h1>
-      <div
-        style={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          gap: '0.5rem',
-          alignItems: 'flex-end',
-          marginBottom: '1rem',
-        }}
-      >
-        <Form
-          method="get"
-          role="search"
-          aria-label={t('search.label')}
-          style={{ display: 'flex', flexWrap: 'wrap', gap: '0.5rem', alignItems: 'flex-end' }}
-        >
-          <label style={{ display: 'flex', flexDirection: 'column' }}>
-            {t('search.keyword')}
-            <input
-              type="search"
-              name="keyword"
-              defaultValue={keyword}
-              placeholder={t('search.keywordPlaceholder')}
-              style={{ ...inputStyle, minWidth: '18rem' }}
-            />
-          </label>
-          <label style={{ display: 'flex', flexDirection: 'column' }}>
-            {t('search.group')}
-            <select name="group" defaultValue={group} style={inputStyle}>
-              <option value="">{t('search.allGroups')}</option>
-              {groups.map((g) => (
-                <option key={g} value={g}>
-                  {g}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label style={{ display: 'flex', flexDirection: 'column' }}>
-            {t('pagination.pageSize')}
-            <select name="page_size" defaultValue={String(pageSize)} style={inputStyle}>
-              {pageSizes.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </label>
-          <Button type="submit" variant="secondary" isDisabled={navigation.state === 'loading'}>
-            {t('search.submit')}
-          </Button>
-        </Form>
-        {hydrated ? (
-          <AddUserDrawer />
-        ) : (
-          <Link to="/user/edit" className="btn btn-primary">
-            {t('actions.add')}
-          </Link>
-        )}
-      </div>
+      <ListToolbar>
+        <SearchForm label={t('search.label')} submitLabel={t('search.submit')}>
+          <SearchField
+            label={t('search.keyword')}
+            name="keyword"
+            defaultValue={keyword}
+            placeholder={t('search.keywordPlaceholder')}
+            wide
+          />
+          <SelectField
+            label={t('search.group')}
+            name="group"
+            defaultValue={group}
+            options={[['', t('search.allGroups')], ...groups.map((g) => [g, g] as const)]}
+          />
+          <PageSizeField label={t('pagination.pageSize')} value={pageSize} />
+        </SearchForm>
+        <AddUserDrawer />
+      </ListToolbar>
 
-      <table className="table users-table" style={{ width: '100%', borderCollapse: 'collapse' }}>
-        <thead>
-          <tr>
-            <th scope="col">{t('columns.id')}</th>
-            <th scope="col">{t('columns.username')}</th>
-            <th scope="col">{t('columns.group')}</th>
-            <th scope="col">{t('columns.quota')}</th>
-            <th scope="col">{t('columns.usedQuota')}</th>
-            <th scope="col">{t('columns.requestCount')}</th>
-            <th scope="col">{t('columns.role')}</th>
-            <th scope="col">{t('columns.status')}</th>
-            <th scope="col">{t('columns.actions')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {result.items.length === 0 ? (
-            <tr>
-              <td colSpan={9}>{t('empty')}</td>
+      <DataTable
+        className="users-table"
+        columns={[
+          t('columns.id'),
+          t('columns.username'),
+          t('columns.group'),
+          t('columns.quota'),
+          t('columns.usedQuota'),
+          t('columns.requestCount'),
+          t('columns.role'),
+          t('columns.status'),
+          t('columns.actions'),
+        ]}
+        isEmpty={result.items.length === 0}
+        empty={t('empty')}
+      >
+        {result.items.map((u) => {
+          const deleted = u.DeletedAt !== null;
+          const lower = u.role < actor.role;
+          return (
+            <tr key={u.id} data-user-id={u.id} data-username={u.username}>
+              <td>{u.id}</td>
+              <td>
+                <span>{u.username}</span>
+                {u.display_name && u.display_name !== u.username ? <small> ({u.display_name})</small> : null}
+              </td>
+              <td>{u.group}</td>
+              <td>{u.quota}</td>
+              <td>{u.used_quota}</td>
+              <td>{u.request_count}</td>
+              <td>
+                <RoleTag role={u.role} />
+              </td>
+              <td>
+                <StatusTag status={u.status} deleted={deleted} />
+              </td>
+              <td>
+                {deleted ? null : (
+                  <div className="row-actions" title={t('actions.rowActions', { username: u.username })}>
+                    {lower || u.id === actor.id ? <EditAction user={u} back={back} /> : null}
+                    {lower && actor.role >= 100 && u.role < 10 ? (
+                      <ManageButton user={u} action="promote" back={back} />
+                    ) : null}
+                    {lower && actor.role >= 100 && u.role >= 10 ? (
+                      <ManageButton user={u} action="demote" back={back} />
+                    ) : null}
+                    {lower && u.status === 1 ? <ManageButton user={u} action="disable" back={back} /> : null}
+                    {lower && u.status !== 1 ? (
+                      <ManageButton
+                        user={u}
+                        action="enable"
+                        back={back}
+                        disabled={u.status === USER_STATUS_LOCKED}
+                      />
+                    ) : null}
+                    {lower ? <DeleteAction user={u} back={back} /> : null}
+                  </div>
+                )}
+              </td>
             </tr>
-          ) : null}
-          {result.items.map((u) => {
-            const deleted = u.DeletedAt !== null;
-            const lower = u.role < actor.role;
-            return (
-              <tr key={u.id} data-user-id={u.id} data-username={u.username}>
-                <td>{u.id}</td>
-                <td>
-                  <span>{u.username}</span>
-                  {u.display_name && u.display_name !== u.username ? (
-                    <small> ({u.display_name})</small>
-                  ) : null}
-                </td>
-                <td>{u.group}</td>
-                <td>{u.quota}</td>
-                <td>{u.used_quota}</td>
-                <td>{u.request_count}</td>
-                <td>
-                  <RoleTag role={u.role} />
-                </td>
-                <td>
-                  <StatusTag status={u.status} deleted={deleted} />
-                </td>
-                <td>
-                  {deleted ? null : (
-                    <div
-                      className="row-actions"
-                      title={t('actions.rowActions', { username: u.username })}
-                      style={{ display: 'flex', flexWrap: 'wrap', gap: '0.25rem' }}
-                    >
-                      {lower || u.id === actor.id ? <EditAction user={u} back={back} /> : null}
-                      {lower && actor.role >= 100 && u.role < 10 ? (
-                        <ManageButton user={u} action="promote" back={back} />
-                      ) : null}
-                      {lower && actor.role >= 100 && u.role >= 10 ? (
-                        <ManageButton user={u} action="demote" back={back} />
-                      ) : null}
-                      {lower && u.status === 1 ? (
-                        <ManageButton user={u} action="disable" back={back} />
-                      ) : null}
-                      {lower && u.status !== 1 ? (
-                        <ManageButton
-                          user={u}
-                          action="enable"
-                          back={back}
-                          disabled={u.status === USER_STATUS_LOCKED}
-                        />
-                      ) : null}
-                      {lower ? <DeleteAction user={u} back={back} /> : null}
-                    </div>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+          );
+        })}
+      </DataTable>
 
       <Pagination page={result.page} pages={pages} total={result.total} />
     </div>

@@ -47,7 +47,7 @@ export default function AddUserPage() {
   const actionData = useActionData<typeof action>();
   const navigation = useNavigation();
   return (
-    <div className="page users-page" style={{ maxWidth: '32rem' }}>
+    <div className="page users-page form-page form-page-narrow">
       <p>
         <Link to="/user">{t('actions.back')}</Link>
       </p>
@@ -56,7 +56,7 @@ export default function AddUserPage() {
         <input type="hidden" name="intent" value="create" />
         <CreateUserFields values={actionData?.values} />
         <FormError message={actionData?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to="/user" className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>

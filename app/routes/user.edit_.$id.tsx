@@ -7,15 +7,7 @@ import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
-import {
-  dialogStyle,
-  EditUserFields,
-  FormError,
-  fieldStyle,
-  inputStyle,
-  overlayStyle,
-  UsersErrorBoundary,
-} from '#app/domain/users/user-ui.tsx';
+import { EditUserFields, FormError, UsersErrorBoundary } from '#app/domain/users/user-ui.tsx';
 import {
   getUser,
   listGroups,
@@ -102,7 +94,7 @@ function AddQuotaForm({ quota, onDone }: { quota: number; onDone?: () => void })
   return (
     <Form method="post" onSubmit={() => onDone?.()}>
       <input type="hidden" name="intent" value="addQuota" />
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
         <input
           id="field-add_quota"
@@ -111,7 +103,7 @@ function AddQuotaForm({ quota, onDone }: { quota: number; onDone?: () => void })
           step={1}
           value={added}
           onChange={(e) => setAdded(e.target.value)}
-          style={inputStyle}
+          className="list-input"
         />
         <output data-testid="quota-formula" htmlFor="field-add_quota">
           {t('form.addQuotaFormula', { old: quota, added: delta, new: quota + delta })}
@@ -140,8 +132,8 @@ function AddQuota({ quota }: { quota: number }) {
   return (
     <DialogTrigger>
       <Button variant="ghost">{t('actions.addQuota')}</Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={dialogStyle}>
+      <ModalOverlay isDismissable className="list-overlay">
+        <Modal className="list-dialog">
           <Dialog>
             {({ close }) => (
               <>
@@ -162,9 +154,9 @@ function AddQuotaFormStatic({ quota }: { quota: number }) {
   return (
     <Form method="post">
       <input type="hidden" name="intent" value="addQuota" />
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
-        <input id="field-add_quota" name="add_quota" type="number" step={1} style={inputStyle} />
+        <input id="field-add_quota" name="add_quota" type="number" step={1} className="list-input" />
         <span data-testid="quota-formula">
           {t('form.addQuotaFormula', { old: quota, added: 'x', new: `${quota} + x` })}
         </span>
@@ -182,7 +174,7 @@ export default function EditUserPage() {
   const navigation = useNavigation();
   const { t } = useTranslation('users');
   return (
-    <div className="page users-page" style={{ maxWidth: '36rem' }}>
+    <div className="page users-page form-page">
       <p>
         <Link to="/user">{t('actions.back')}</Link>
       </p>
@@ -192,7 +184,7 @@ export default function EditUserPage() {
         <input type="hidden" name="redirectTo" value={redirectTo} />
         <EditUserFields user={user} groups={groups} self={self} />
         {actionData?.intent !== 'addQuota' ? <FormError message={actionData?.error} /> : null}
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to={redirectTo} className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>
@@ -202,7 +194,7 @@ export default function EditUserPage() {
         </div>
       </Form>
       {self ? null : (
-        <section style={{ marginTop: '1.5rem' }}>
+        <section className="form-section">
           {actionData?.intent === 'addQuota' ? <FormError message={actionData?.error} /> : null}
           <AddQuota quota={user.quota} />
         </section>

@@ -1,8 +1,8 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData } from '@remix-run/react';
+import { useLoaderData } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
-import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { useDeleteTexts } from '#app/components/list/confirm-action.tsx';
+import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { osKey } from '#app/domain/versions/constants.ts';
 import { versionsPageCtx } from '#app/domain/versions/http.server.ts';
@@ -59,19 +59,11 @@ export default function DeleteVersionPage() {
   const { version, redirectTo } = useLoaderData<typeof loader>();
   const { t } = useTranslation('versions');
   return (
-    <div className="page versions-page" style={{ maxWidth: '36rem' }}>
-      <h1>{t('confirm.deleteTitle')}</h1>
-      <p>{t('confirm.deleteBody', { version: version.version, os: t(`os.${osKey(version.os_type)}`) })}</p>
-      <Form method="post" style={{ display: 'flex', gap: '0.5rem' }}>
-        <input type="hidden" name="redirectTo" value={redirectTo} />
-        <Link to={redirectTo} className="btn btn-secondary">
-          {t('actions.cancel')}
-        </Link>
-        <Button type="submit" variant="primary">
-          {t('actions.confirmDelete')}
-        </Button>
-      </Form>
-    </div>
+    <ConfirmPage
+      className="versions-page"
+      redirectTo={redirectTo}
+      {...useDeleteTexts('versions', { version: version.version, os: t(`os.${osKey(version.os_type)}`) })}
+    />
   );
 }
 

@@ -56,7 +56,7 @@ export default function EditVersionPage() {
   const navigation = useNavigation();
   if (!version) return <p role="alert">{t('errors.loadInfoFailed')}</p>;
   return (
-    <div className="page versions-page" style={{ maxWidth: '650px' }}>
+    <div className="page versions-page form-page version-form-page">
       <p>
         <Link to={redirectTo}>{t('actions.back')}</Link>
       </p>
@@ -65,7 +65,7 @@ export default function EditVersionPage() {
         <input type="hidden" name="redirectTo" value={redirectTo} />
         <VersionFields values={reply?.values ?? toFormValues(version)} errors={reply?.fieldErrors} />
         <FormError message={reply?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to={redirectTo} className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>

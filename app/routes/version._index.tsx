@@ -1,15 +1,13 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import {
-  Form,
-  useFetcher,
-  useLoaderData,
-  useLocation,
-  useNavigation,
-  useRevalidator,
-} from '@remix-run/react';
-import { useEffect, useRef, useState } from 'react';
-import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
+import { useFetcher, useLoaderData, useLocation, useRevalidator } from '@remix-run/react';
+import { useState } from 'react';
+import { Heading } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { ConfirmAction, useDeleteTexts, withRedirectTo } from '#app/components/list/confirm-action.tsx';
+import { DataTable } from '#app/components/list/data-table.tsx';
+import { useCloseOnSuccess, useLoadOnce } from '#app/components/list/fetcher-hooks.ts';
+import { ModalAction } from '#app/components/list/modal-action.tsx';
+import { ListToolbar, PageSizeField, SearchForm } from '#app/components/list/search-form.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -18,14 +16,11 @@ import { osKey, type VersionWire } from '#app/domain/versions/constants.ts';
 import type { VersionFormReply } from '#app/domain/versions/form.server.ts';
 import { versionsPageCtx } from '#app/domain/versions/http.server.ts';
 import {
-  confirmStyle,
   FormError,
   formatDate,
-  inputStyle,
   Md5,
   modalStyle,
   OsLabel,
-  overlayStyle,
   Remark,
   toFormValues,
   VersionFields,
@@ -34,7 +29,7 @@ import {
 import { deleteVersion, listVersions } from '#app/domain/versions/versions.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { pageSizes, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
@@ -77,23 +72,10 @@ export async function action({ request, context }: ActionFunctionArgs) {
   return redirectWithToast(back, { type: 'success', message: ctx.t('versions:toast.deleted') });
 }
 
-const TABLE_CSS =
-  '.versions-table th,.versions-table td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--border);vertical-align:top}' +
-  '.versions-table .row-actions{display:flex;flex-wrap:wrap;gap:.25rem}' +
-  '.versions-table .version-remark{max-width:22rem;max-height:8rem;overflow:auto}' +
-  '.versions-table .downurl{max-width:18rem;word-break:break-all}';
-
-/** Closes a modal once its fetcher's submission succeeded (the reply carries ok: true). */
-function useCloseOnSuccess(fetcher: { state: string; data?: VersionFormReply }, close: () => void) {
-  useEffect(() => {
-    if (fetcher.state === 'idle' && fetcher.data?.ok) close();
-  }, [fetcher.state, fetcher.data, close]);
-}
-
 function FormButtons({ close, busy }: { close: () => void; busy: boolean }) {
   const { t } = useTranslation('versions');
   return (
-    <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
+    <div className="list-dialog-actions">
       <Button onPress={close}>{t('actions.cancel')}</Button>
       <Button type="submit" variant="primary" isDisabled={busy}>
         {t('actions.save')}
@@ -107,16 +89,20 @@ function AddVersionModal() {
   const { t } = useTranslation('versions');
   const [open, setOpen] = useState(false);
   return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      <Button variant="primary">{t('actions.add')}</Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={modalStyle} data-testid="version-modal">
-          <Dialog aria-label={t('form.addTitle')}>
-            <AddVersionBody close={() => setOpen(false)} />
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ModalAction
+      label={t('actions.add')}
+      title={t('form.addTitle')}
+      href="/version/new"
+      hrefClassName="btn btn-primary"
+      variant="primary"
+      modalClassName="version-modal"
+      modalStyle={modalStyle}
+      testId="version-modal"
+      isOpen={open}
+      onOpenChange={setOpen}
+    >
+      <AddVersionBody close={() => setOpen(false)} />
+    </ModalAction>
   );
 }
 
@@ -140,45 +126,31 @@ function AddVersionBody({ close }: { close: () => void }) {
 /** Row "edit": with JavaScript a modal loading /version/{id}/edit through a fetcher; without, that page. */
 function EditAction({ version, back }: { version: VersionWire; back: string }) {
   const { t } = useTranslation('versions');
-  const hydrated = useHydrated();
   const [open, setOpen] = useState(false);
-  const href = `/version/${version.id}/edit?${new URLSearchParams({ redirectTo: back })}`;
-  if (!hydrated) {
-    return (
-      <Link to={href} className="btn btn-ghost">
-        {t('actions.edit')}
-      </Link>
-    );
-  }
   return (
-    <DialogTrigger isOpen={open} onOpenChange={setOpen}>
-      <Button variant="ghost" data-action="edit">
-        {t('actions.edit')}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={modalStyle} data-testid="version-modal">
-          <Dialog aria-label={t('form.editTitle')}>
-            <EditVersionBody id={version.id} close={() => setOpen(false)} />
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ModalAction
+      label={t('actions.edit')}
+      title={t('form.editTitle')}
+      href={withRedirectTo(`/version/${version.id}/edit`, back)}
+      dataAction="edit"
+      modalClassName="version-modal"
+      modalStyle={modalStyle}
+      testId="version-modal"
+      isOpen={open}
+      onOpenChange={setOpen}
+    >
+      <EditVersionBody id={version.id} close={() => setOpen(false)} />
+    </ModalAction>
   );
 }
 
 function EditVersionBody({ id, close }: { id: number; close: () => void }) {
   const { t } = useTranslation('versions');
-  const load = useFetcher<{ version: VersionWire | null }>();
+  const load = useLoadOnce<{ version: VersionWire | null }>(`/version/${id}/edit?modal=1`);
   const save = useFetcher<VersionFormReply>();
   useCloseOnSuccess(save, close);
-  const requested = useRef(false);
-  useEffect(() => {
-    if (requested.current) return;
-    requested.current = true;
-    load.load(`/version/${id}/edit?modal=1`);
-  }, [id, load]);
   const loaded = load.data?.version;
-  const failed = load.state === 'idle' && requested.current && load.data !== undefined && !loaded;
+  const failed = load.state === 'idle' && load.data !== undefined && !loaded;
   return (
     <>
       <Heading slot="title">{t('form.editTitle')}</Heading>
@@ -200,48 +172,18 @@ function EditVersionBody({ id, close }: { id: number; close: () => void }) {
 
 function DeleteAction({ version, back }: { version: VersionWire; back: string }) {
   const { t } = useTranslation('versions');
-  const hydrated = useHydrated();
-  const os = t(`os.${osKey(version.os_type)}`);
-  if (!hydrated) {
-    // Without JavaScript: a confirmation page.
-    return (
-      <Link
-        to={`/version/${version.id}/delete?${new URLSearchParams({ redirectTo: back })}`}
-        className="btn btn-ghost"
-      >
-        {t('actions.delete')}
-      </Link>
-    );
-  }
+  const texts = useDeleteTexts('versions', {
+    version: version.version,
+    os: t(`os.${osKey(version.os_type)}`),
+  });
   return (
-    <DialogTrigger>
-      <Button variant="ghost" data-action="delete">
-        {t('actions.delete')}
-      </Button>
-      <ModalOverlay isDismissable style={overlayStyle}>
-        <Modal style={confirmStyle}>
-          <Dialog role="alertdialog">
-            {({ close }) => (
-              <>
-                <Heading slot="title">{t('confirm.deleteTitle')}</Heading>
-                <p>{t('confirm.deleteBody', { version: version.version, os })}</p>
-                <Form method="post" action="/version?index" onSubmit={() => close()}>
-                  <input type="hidden" name="intent" value="delete" />
-                  <input type="hidden" name="id" value={version.id} />
-                  <input type="hidden" name="redirectTo" value={back} />
-                  <div style={{ display: 'flex', gap: '0.5rem', justifyContent: 'flex-end' }}>
-                    <Button onPress={close}>{t('actions.cancel')}</Button>
-                    <Button type="submit" variant="primary">
-                      {t('actions.confirmDelete')}
-                    </Button>
-                  </div>
-                </Form>
-              </>
-            )}
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
+    <ConfirmAction
+      confirmHref={withRedirectTo(`/version/${version.id}/delete`, back)}
+      texts={texts}
+      action="/version?index"
+      fields={{ intent: 'delete', id: version.id, redirectTo: back }}
+      dataAction="delete"
+    />
   );
 }
 
@@ -271,109 +213,70 @@ function RefreshAction({ href }: { href: string }) {
 export default function VersionsPage() {
   const { result, pageSize } = useLoaderData<typeof loader>();
   const { t } = useTranslation('versions');
-  const hydrated = useHydrated();
   const location = useLocation();
-  const navigation = useNavigation();
   const back = location.pathname + location.search;
   const pages = Math.max(1, Math.ceil(result.total / (result.page_size || 1)));
 
   return (
     <div className="page versions-page">
-      <style>{TABLE_CSS}</style>
       <h1>{t('title')}</h1>
-      <div
-        style={{
-          display: 'flex',
-          flexWrap: 'wrap',
-          gap: '0.5rem',
-          alignItems: 'flex-end',
-          marginBottom: '1rem',
-        }}
-      >
-        {hydrated ? (
-          <AddVersionModal />
-        ) : (
-          <Link to="/version/new" className="btn btn-primary">
-            {t('actions.add')}
-          </Link>
-        )}
+      <ListToolbar>
+        <AddVersionModal />
         <RefreshAction href={back} />
-        <Form
-          method="get"
-          style={{ display: 'flex', gap: '0.5rem', alignItems: 'flex-end', marginLeft: 'auto' }}
-        >
-          <label style={{ display: 'flex', flexDirection: 'column' }}>
-            {t('pagination.pageSize')}
-            <select name="page_size" defaultValue={String(pageSize)} style={inputStyle}>
-              {pageSizes.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </label>
-          <Button type="submit" variant="ghost" isDisabled={navigation.state === 'loading'}>
-            {t('pagination.apply')}
-          </Button>
-        </Form>
-      </div>
+        <SearchForm submitLabel={t('pagination.apply')} submitVariant="ghost" className="list-search-end">
+          <PageSizeField label={t('pagination.pageSize')} value={pageSize} />
+        </SearchForm>
+      </ListToolbar>
 
-      <div style={{ overflowX: 'auto' }}>
-        <table className="table versions-table" style={{ width: '100%', borderCollapse: 'collapse' }}>
-          <thead>
-            <tr>
-              <th scope="col">{t('columns.id')}</th>
-              <th scope="col">{t('columns.osType')}</th>
-              <th scope="col">{t('columns.version')}</th>
-              <th scope="col">{t('columns.downUrl')}</th>
-              <th scope="col">{t('columns.fileMd5')}</th>
-              <th scope="col">{t('columns.force')}</th>
-              <th scope="col">{t('columns.forceIds')}</th>
-              <th scope="col">{t('columns.lastDate')}</th>
-              <th scope="col">{t('columns.remark')}</th>
-              <th scope="col">{t('columns.actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.list.length === 0 ? (
-              <tr>
-                <td colSpan={10}>{t('empty')}</td>
-              </tr>
-            ) : null}
-            {result.list.map((v) => (
-              <tr key={v.id} data-version-id={v.id} data-version={v.version} data-os-type={v.os_type}>
-                <td>{v.id}</td>
-                <td>
-                  <OsLabel osType={v.os_type} />
-                </td>
-                <td>{v.version}</td>
-                <td className="downurl">
-                  <a href={v.downurl} rel="noopener noreferrer nofollow" target="_blank">
-                    {v.downurl}
-                  </a>
-                </td>
-                <td>
-                  <Md5 value={v.filemd5} />
-                </td>
-                <td data-force={v.force}>{t(v.force === 1 ? 'force.yes' : 'force.no')}</td>
-                <td>{v.forceids || '-'}</td>
-                <td>
-                  <time dateTime={v.last_date}>{formatDate(v.last_date)}</time>
-                </td>
-                <td>
-                  <Remark html={v.remark} />
-                </td>
-                <td>
-                  <div className="row-actions" title={t('actions.rowActions', { version: v.version })}>
-                    <EditAction version={v} back={back} />
-                    <DeleteAction version={v} back={back} />
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        className="versions-table"
+        columns={[
+          t('columns.id'),
+          t('columns.osType'),
+          t('columns.version'),
+          t('columns.downUrl'),
+          t('columns.fileMd5'),
+          t('columns.force'),
+          t('columns.forceIds'),
+          t('columns.lastDate'),
+          t('columns.remark'),
+          t('columns.actions'),
+        ]}
+        isEmpty={result.list.length === 0}
+        empty={t('empty')}
+      >
+        {result.list.map((v) => (
+          <tr key={v.id} data-version-id={v.id} data-version={v.version} data-os-type={v.os_type}>
+            <td>{v.id}</td>
+            <td>
+              <OsLabel osType={v.os_type} />
+            </td>
+            <td>{v.version}</td>
+            <td className="downurl">
+              <a href={v.downurl} rel="noopener noreferrer nofollow" target="_blank">
+                {v.downurl}
+              </a>
+            </td>
+            <td>
+              <Md5 value={v.filemd5} />
+            </td>
+            <td data-force={v.force}>{t(v.force === 1 ? 'force.yes' : 'force.no')}</td>
+            <td>{v.forceids || '-'}</td>
+            <td>
+              <time dateTime={v.last_date}>{formatDate(v.last_date)}</time>
+            </td>
+            <td>
+              <Remark html={v.remark} />
+            </td>
+            <td>
+              <div className="row-actions" title={t('actions.rowActions', { version: v.version })}>
+                <EditAction version={v} back={back} />
+                <DeleteAction version={v} back={back} />
+              </div>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
 
       <Pagination page={result.page} pages={pages} total={result.total} />
     </div>

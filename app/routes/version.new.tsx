@@ -28,7 +28,7 @@ export default function AddVersionPage() {
   const reply = useActionData<typeof action>();
   const navigation = useNavigation();
   return (
-    <div className="page versions-page" style={{ maxWidth: '650px' }}>
+    <div className="page versions-page form-page version-form-page">
       <p>
         <Link to="/version">{t('actions.back')}</Link>
       </p>
@@ -36,7 +36,7 @@ export default function AddVersionPage() {
       <Form method="post" noValidate>
         <VersionFields values={reply?.values} errors={reply?.fieldErrors} />
         <FormError message={reply?.error} />
-        <div style={{ display: 'flex', gap: '0.5rem' }}>
+        <div className="form-actions">
           <Link to="/version" className="btn btn-secondary">
             {t('actions.cancel')}
           </Link>

@@ -1,6 +1,6 @@
-import { isRouteErrorResponse, useRouteError } from '@remix-run/react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import {
   CHANNEL_TYPES,
@@ -155,6 +155,8 @@ export function ChannelFields({
   groupOptions,
   modelOptions,
   fetchModels,
+  fetchModelsSubmit,
+  notice,
   fieldErrors,
 }: {
   mode: 'create' | 'edit';
@@ -162,6 +164,10 @@ export function ChannelFields({
   groupOptions: string[];
   modelOptions: string[];
   fetchModels?: ModelFetcher;
+  /** No `fetchModels` callback: a submit button (intent=fetch_models) lets the page's action fetch them. */
+  fetchModelsSubmit?: boolean;
+  /** A message for the status line (e.g. how many models the action fetched). */
+  notice?: string;
   fieldErrors?: Record<string, unknown>;
 }) {
   const { t } = useTranslation('channels');
@@ -172,7 +178,7 @@ export function ChannelFields({
   const [mapping, setMapping] = useState(values.model_mapping);
   const [codeMapping, setCodeMapping] = useState(values.status_code_mapping);
   const [custom, setCustom] = useState('');
-  const [note, setNote] = useState('');
+  const [note, setNote] = useState(notice ?? '');
   const [fetched, setFetched] = useState<string[]>([]);
   const current = splitModels(models);
   const offered = [...new Set([...modelOptions, ...fetched, ...values.models])].sort((a, b) =>
@@ -320,6 +326,20 @@ export function ChannelFields({
           className="channel-input channel-mono"
         />
         <small id="channel-models-help">{t('form.modelsHelp')}</small>
+        {fetchModelsSubmit && !fetchModels ? (
+          <div className="channel-model-tools">
+            <button
+              type="submit"
+              name="intent"
+              value="fetch_models"
+              formNoValidate
+              className="btn btn-ghost"
+              data-action="fetch-models"
+            >
+              {t('actions.fetchModels')}
+            </button>
+          </div>
+        ) : null}
         {hydrated ? (
           <div className="channel-model-tools">
             {fetchModels ? (
@@ -595,32 +615,7 @@ export function TagFields({ tag, values }: { tag: string; values?: Record<string
 
 /** Route error boundary of the /channel pages: the 403 page for non-admins, the generic error page otherwise. */
 export function ChannelsErrorBoundary() {
-  const error = useRouteError();
-  const { t } = useTranslation('channels');
-  const { t: tc } = useTranslation('common');
-  if (isRouteErrorResponse(error) && error.status === 403) {
-    return (
-      <div className="page error-page" data-status="403">
-        <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
-      </div>
-    );
-  }
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <div className="page error-page" data-status="404">
-        <h1>{tc('notFound.title')}</h1>
-        <p>{tc('notFound.body')}</p>
-      </div>
-    );
-  }
-  if (!isRouteErrorResponse(error)) console.error(error);
-  return (
-    <div className="page error-page">
-      <h1>{tc('errorPage.title')}</h1>
-      <p>{tc('errorPage.body')}</p>
-    </div>
-  );
+  return <ListErrorBoundary ns="channels" />;
 }
 
 /** The edit form's values of a saved channel (the key is never sent back: blank keeps it). */

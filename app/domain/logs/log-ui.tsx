@@ -1,7 +1,8 @@
-import { isRouteErrorResponse, useFetcher, useRouteError } from '@remix-run/react';
+import { useFetcher } from '@remix-run/react';
 import { useEffect, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
+import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
@@ -226,8 +227,8 @@ export function UserCell({ log, back }: { log: LogWire; back: string }) {
           <Button variant="ghost" className="log-user-link" aria-label={t('userInfo.open', { name })}>
             i
           </Button>
-          <ModalOverlay isDismissable className="logs-overlay">
-            <Modal className="logs-dialog">
+          <ModalOverlay isDismissable className="list-overlay">
+            <Modal className="list-dialog">
               <Dialog>{({ close }) => <UserInfoBody id={log.user_id} close={close} />}</Dialog>
             </Modal>
           </ModalOverlay>
@@ -261,33 +262,9 @@ function UserInfoBody({ id, close }: { id: number; close: () => void }) {
   );
 }
 
+/** Route error boundary of the /log pages: the 403 page for non-admins, the generic error page otherwise. */
 export function LogsErrorBoundary() {
-  const error = useRouteError();
-  const { t } = useTranslation('logs');
-  const { t: tc } = useTranslation('common');
-  if (isRouteErrorResponse(error) && error.status === 403) {
-    return (
-      <div className="page error-page" data-status="403">
-        <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
-      </div>
-    );
-  }
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <div className="page error-page" data-status="404">
-        <h1>{tc('notFound.title')}</h1>
-        <p>{tc('notFound.body')}</p>
-      </div>
-    );
-  }
-  if (!isRouteErrorResponse(error)) console.error(error);
-  return (
-    <div className="page error-page">
-      <h1>{tc('errorPage.title')}</h1>
-      <p>{tc('errorPage.body')}</p>
-    </div>
-  );
+  return <ListErrorBoundary ns="logs" />;
 }
 
 export { formatLogTime, parseOther };

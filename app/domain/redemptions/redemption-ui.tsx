@@ -1,6 +1,7 @@
-import { Form, isRouteErrorResponse, useRouteError } from '@remix-run/react';
+import { Form } from '@remix-run/react';
 import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
 import {
@@ -13,12 +14,11 @@ import {
   QUICK_QUOTA_AMOUNTS,
   redemptionStatusKey,
 } from '#app/domain/redemptions/constants.ts';
-import { fieldStyle, inputStyle } from '#app/domain/users/user-ui.tsx';
 import { useHydrated } from '#app/utils/hydrated.ts';
 
 /** Presentational pieces of the /redemption pages (client-safe: no server imports). */
 
-export { dialogStyle, drawerStyle, FormError, inputStyle, overlayStyle } from '#app/domain/users/user-ui.tsx';
+export { FormError } from '#app/domain/users/user-ui.tsx';
 
 export function RedemptionStatusTag({ status }: { status: number }) {
   const { t } = useTranslation('redemptions');
@@ -101,7 +101,7 @@ export function RedemptionFields({
   const [quota, setQuota] = useState(String(values?.quota ?? DEFAULT_REDEMPTION_QUOTA));
   return (
     <>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="redemption-name">{t('form.name')}</label>
         <input
           id="redemption-name"
@@ -109,10 +109,10 @@ export function RedemptionFields({
           defaultValue={values?.name ?? ''}
           placeholder={t('form.namePlaceholder')}
           autoComplete="off"
-          style={inputStyle}
+          className="list-input"
         />
       </div>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="redemption-quota">{t('form.quota')}</label>
         <input
           id="redemption-quota"
@@ -125,7 +125,7 @@ export function RedemptionFields({
           onChange={(e) => setQuota(e.target.value)}
           list="redemption-quick-amounts"
           placeholder={t('form.quotaPlaceholder')}
-          style={inputStyle}
+          className="list-input"
         />
         <small data-testid="quota-preview">
           {/^\d+$/.test(quota) ? formatQuota(Number(quota), display) : ''}
@@ -151,7 +151,7 @@ export function RedemptionFields({
         ) : null}
       </div>
       {mode === 'create' ? (
-        <div style={fieldStyle}>
+        <div className="list-field">
           <label htmlFor="redemption-count">{t('form.count')}</label>
           <input
             id="redemption-count"
@@ -162,7 +162,7 @@ export function RedemptionFields({
             step={1}
             defaultValue={String(values?.count ?? DEFAULT_REDEMPTION_COUNT)}
             placeholder={t('form.countPlaceholder')}
-            style={inputStyle}
+            className="list-input"
           />
         </div>
       ) : null}
@@ -198,7 +198,7 @@ export function FreshCodes({ keys }: { keys: readonly string[] }) {
         aria-label={t('created.title')}
         value={keys.join('\n')}
         rows={Math.min(10, Math.max(2, keys.length))}
-        style={{ ...inputStyle, width: '100%', fontFamily: 'monospace' }}
+        className="list-input list-input-full list-input-mono"
       />
       <div style={{ display: 'flex', gap: '0.5rem', marginTop: '0.5rem', flexWrap: 'wrap' }}>
         {hydrated ? (
@@ -223,30 +223,5 @@ export function FreshCodes({ keys }: { keys: readonly string[] }) {
 
 /** Route error boundary of the /redemption pages: the 403 page for non-admins, the generic error page otherwise. */
 export function RedemptionsErrorBoundary() {
-  const error = useRouteError();
-  const { t } = useTranslation('redemptions');
-  const { t: tc } = useTranslation('common');
-  if (isRouteErrorResponse(error) && error.status === 403) {
-    return (
-      <div className="page error-page" data-status="403">
-        <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
-      </div>
-    );
-  }
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <div className="page error-page" data-status="404">
-        <h1>{tc('notFound.title')}</h1>
-        <p>{tc('notFound.body')}</p>
-      </div>
-    );
-  }
-  if (!isRouteErrorResponse(error)) console.error(error);
-  return (
-    <div className="page error-page">
-      <h1>{tc('errorPage.title')}</h1>
-      <p>{tc('errorPage.body')}</p>
-    </div>
-  );
+  return <ListErrorBoundary ns="redemptions" />;
 }

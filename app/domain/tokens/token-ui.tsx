@@ -1,18 +1,12 @@
 import { type CSSProperties, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
-import { fieldStyle, inputStyle } from '#app/domain/users/user-ui.tsx';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { COUNT_PRESETS, DEFAULT_TOKEN_QUOTA, QUICK_QUOTAS } from './constants.ts';
 
 /** Presentational pieces of the /token pages (client-safe: no server imports). */
 export {
-  dialogStyle,
-  drawerStyle,
   FormError,
-  fieldStyle,
-  inputStyle,
-  overlayStyle,
   UsersErrorBoundary as TokensErrorBoundary,
 } from '#app/domain/users/user-ui.tsx';
 
@@ -104,7 +98,7 @@ export function TokenFields({
 
   return (
     <>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="token-name">{t('form.name')}</label>
         <input
           id="token-name"
@@ -112,14 +106,14 @@ export function TokenFields({
           defaultValue={values.name}
           placeholder={t('form.namePlaceholder')}
           autoComplete="off"
-          style={inputStyle}
+          className="list-input"
         />
       </div>
 
-      <fieldset style={{ ...fieldStyle, border: 0, padding: 0 }}>
+      <fieldset className="list-field list-fieldset">
         <legend>{t('form.expiry')}</legend>
         {hydrated ? <input type="hidden" name="tz_offset" value={new Date().getTimezoneOffset()} /> : null}
-        <div style={fieldStyle}>
+        <div className="list-field">
           <label htmlFor="token-expiry">{t('form.expiryTime')}</label>
           <input
             id="token-expiry"
@@ -127,7 +121,7 @@ export function TokenFields({
             type="datetime-local"
             value={expiry}
             onChange={(e) => setExpiry(e.target.value)}
-            style={inputStyle}
+            className="list-input"
           />
           <small>{t('form.expiryHint')}</small>
         </div>
@@ -152,9 +146,9 @@ export function TokenFields({
             ))}
           </fieldset>
         ) : (
-          <div style={fieldStyle}>
+          <div className="list-field">
             <label htmlFor="token-expiry-preset">{t('form.expiryPreset')}</label>
-            <select id="token-expiry-preset" name="expiry_preset" defaultValue="" style={inputStyle}>
+            <select id="token-expiry-preset" name="expiry_preset" defaultValue="" className="list-input">
               <option value="">{t('form.expiryCustom')}</option>
               <option value="never">{t('form.expiryNever')}</option>
               <option value="hour">{t('form.expiryHour')}</option>
@@ -165,7 +159,7 @@ export function TokenFields({
         )}
       </fieldset>
 
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="token-quota">{t('form.quota')}</label>
         <input
           id="token-quota"
@@ -175,7 +169,7 @@ export function TokenFields({
           step={1}
           value={quota}
           onChange={(e) => setQuota(e.target.value)}
-          style={inputStyle}
+          className="list-input"
         />
         <small>
           {t('form.quotaHint', { amount: formatQuota(quotaNumber, { ...display, displayInCurrency: true }) })}
@@ -191,7 +185,7 @@ export function TokenFields({
         ) : (
           <>
             <label htmlFor="token-quota-preset">{t('form.quotaPreset')}</label>
-            <select id="token-quota-preset" name="quota_preset" defaultValue="" style={inputStyle}>
+            <select id="token-quota-preset" name="quota_preset" defaultValue="" className="list-input">
               <option value="">{t('form.quotaPresetNone')}</option>
               {QUICK_QUOTAS.map((q) => (
                 <option key={q} value={q}>{`$${q / 500000} (${q})`}</option>
@@ -215,7 +209,7 @@ export function TokenFields({
         />
         {t('form.modelLimitsEnabled')}
       </label>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="token-models">{t('form.modelLimits')}</label>
         <input
           id="token-models"
@@ -223,7 +217,7 @@ export function TokenFields({
           defaultValue={values.model_limits}
           list="token-model-options"
           autoComplete="off"
-          style={inputStyle}
+          className="list-input"
         />
         <datalist id="token-model-options">
           {models.map((m) => (
@@ -233,25 +227,25 @@ export function TokenFields({
         {models.length > 0 ? <small>{t('form.modelLimitsHint', { models: models.join(', ') })}</small> : null}
       </div>
 
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="token-ips">{t('form.allowIps')}</label>
         <textarea
           id="token-ips"
           name="allow_ips"
           rows={3}
           defaultValue={values.allow_ips}
-          style={inputStyle}
+          className="list-input"
         />
       </div>
 
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="token-group">{t('form.group')}</label>
         <select
           id="token-group"
           name="group"
           defaultValue={values.group}
           disabled={groupNames.length === 0}
-          style={inputStyle}
+          className="list-input"
         >
           <option value="">{t('form.groupDefault')}</option>
           {groupNames.map((g) => (
@@ -266,7 +260,7 @@ export function TokenFields({
       </div>
 
       {create ? (
-        <div style={fieldStyle}>
+        <div className="list-field">
           <label htmlFor="token-count">{t('form.count')}</label>
           <input
             id="token-count"
@@ -277,7 +271,7 @@ export function TokenFields({
             step={1}
             defaultValue={1}
             list="token-count-presets"
-            style={inputStyle}
+            className="list-input"
           />
           <datalist id="token-count-presets">
             {COUNT_PRESETS.map((n) => (

@@ -1,6 +1,6 @@
-import { isRouteErrorResponse, useRouteError } from '@remix-run/react';
-import type { CSSProperties, ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 
 /** Small presentational pieces shared by the /user pages (client-safe: no server imports). */
 
@@ -39,21 +39,6 @@ export function StatusTag({ status, deleted }: { status: number; deleted: boolea
   );
 }
 
-export const fieldStyle: CSSProperties = {
-  display: 'flex',
-  flexDirection: 'column',
-  gap: '0.25rem',
-  marginBottom: '0.75rem',
-};
-export const inputStyle: CSSProperties = {
-  padding: '0.4rem 0.5rem',
-  border: '1px solid var(--border)',
-  borderRadius: '6px',
-  background: 'var(--surface)',
-  color: 'inherit',
-  font: 'inherit',
-};
-
 export function Field({
   label,
   name,
@@ -77,7 +62,7 @@ export function Field({
 }) {
   const id = `field-${name}`;
   return (
-    <div style={fieldStyle}>
+    <div className="list-field">
       <label htmlFor={id}>{label}</label>
       <input
         id={id}
@@ -89,7 +74,7 @@ export function Field({
         aria-readonly={readOnly || undefined}
         autoComplete={autoComplete}
         required={required}
-        style={{ ...inputStyle, opacity: readOnly ? 0.7 : 1 }}
+        className={readOnly ? 'list-input list-input-readonly' : 'list-input'}
       />
       {hint ? <small>{hint}</small> : null}
     </div>
@@ -126,76 +111,11 @@ export function CreateUserFields({ values }: { values?: Record<string, string> }
   );
 }
 
-export function FormError({ message }: { message?: string | null }) {
-  if (!message) return null;
-  return (
-    <p role="alert" className="form-error" style={{ color: 'var(--danger)' }}>
-      {message}
-    </p>
-  );
-}
-
-export const drawerStyle: CSSProperties = {
-  position: 'fixed',
-  top: 0,
-  right: 0,
-  bottom: 0,
-  width: 'min(420px, 100vw)',
-  background: 'var(--surface, #fff)',
-  borderLeft: '1px solid var(--border)',
-  padding: '1.25rem',
-  overflowY: 'auto',
-  boxShadow: '-4px 0 16px rgba(0,0,0,.15)',
-};
-
-export const overlayStyle: CSSProperties = {
-  position: 'fixed',
-  inset: 0,
-  background: 'rgba(0,0,0,.35)',
-  zIndex: 50,
-};
-
-export const dialogStyle: CSSProperties = {
-  position: 'fixed',
-  top: '20%',
-  left: '50%',
-  transform: 'translateX(-50%)',
-  width: 'min(440px, 92vw)',
-  background: 'var(--surface, #fff)',
-  border: '1px solid var(--border)',
-  borderRadius: '8px',
-  padding: '1.25rem',
-  boxShadow: '0 8px 24px rgba(0,0,0,.2)',
-};
+export { FormError } from '#app/components/list/form-error.tsx';
 
 /** Route error boundary of the /user pages: the 403 page for non-admins, the generic error page otherwise. */
 export function UsersErrorBoundary() {
-  const error = useRouteError();
-  const { t } = useTranslation('users');
-  const { t: tc } = useTranslation('common');
-  if (isRouteErrorResponse(error) && error.status === 403) {
-    return (
-      <div className="page error-page" data-status="403">
-        <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
-      </div>
-    );
-  }
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <div className="page error-page" data-status="404">
-        <h1>{tc('notFound.title')}</h1>
-        <p>{tc('notFound.body')}</p>
-      </div>
-    );
-  }
-  if (!isRouteErrorResponse(error)) console.error(error);
-  return (
-    <div className="page error-page">
-      <h1>{tc('errorPage.title')}</h1>
-      <p>{tc('errorPage.body')}</p>
-    </div>
-  );
+  return <ListErrorBoundary ns="users" />;
 }
 
 /** What the edit form needs of a user (the wire format's visible fields). */
@@ -245,9 +165,9 @@ export function EditUserFields({
       />
       {self ? null : (
         <>
-          <div style={fieldStyle}>
+          <div className="list-field">
             <label htmlFor="field-group">{t('form.group')}</label>
-            <select id="field-group" name="group" defaultValue={user.group} style={inputStyle}>
+            <select id="field-group" name="group" defaultValue={user.group} className="list-input">
               {groupOptions.map((g) => (
                 <option key={g} value={g}>
                   {g}

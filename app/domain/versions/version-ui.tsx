@@ -1,6 +1,6 @@
-import { isRouteErrorResponse, useRouteError } from '@remix-run/react';
 import type { CSSProperties, ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { OS_TYPES, osKey, VERSION_MODAL_WIDTH, type VersionWire } from '#app/domain/versions/constants.ts';
@@ -9,26 +9,6 @@ import { useHydrated } from '#app/utils/hydrated.ts';
 
 /** Presentational pieces shared by the /version pages and /download (client-safe: no server imports). */
 
-export const fieldStyle: CSSProperties = {
-  display: 'flex',
-  flexDirection: 'column',
-  gap: '0.25rem',
-  marginBottom: '0.75rem',
-};
-export const inputStyle: CSSProperties = {
-  padding: '0.4rem 0.5rem',
-  border: '1px solid var(--border)',
-  borderRadius: '6px',
-  background: 'var(--surface)',
-  color: 'inherit',
-  font: 'inherit',
-};
-export const overlayStyle: CSSProperties = {
-  position: 'fixed',
-  inset: 0,
-  background: 'rgba(0,0,0,.35)',
-  zIndex: 50,
-};
 /** The add/edit modal: width 650 (seed 001 §9). */
 export const modalStyle: CSSProperties = {
   position: 'fixed',
@@ -44,7 +24,6 @@ export const modalStyle: CSSProperties = {
   padding: '1.25rem',
   boxShadow: '0 8px 24px rgba(0,0,0,.2)',
 };
-export const confirmStyle: CSSProperties = { ...modalStyle, top: '20%', width: 'min(440px, 92vw)' };
 
 export const monoStyle: CSSProperties = {
   fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
@@ -79,7 +58,7 @@ export type FieldErrors = Record<string, string[] | undefined>;
 function FieldError({ id, errors }: { id: string; errors?: string[] }) {
   if (!errors?.length) return null;
   return (
-    <small id={id} className="field-error" style={{ color: 'var(--danger)' }}>
+    <small id={id} className="field-error">
       {errors.join(' ')}
     </small>
   );
@@ -105,7 +84,7 @@ function TextField({
   const id = `version-${name}`;
   const err = errors?.[name];
   return (
-    <div style={fieldStyle}>
+    <div className="list-field">
       <label htmlFor={id}>{label}</label>
       <input
         id={id}
@@ -116,7 +95,8 @@ function TextField({
         autoComplete="off"
         aria-invalid={err?.length ? true : undefined}
         aria-describedby={err?.length ? `${id}-error` : undefined}
-        style={{ ...inputStyle, ...(mono ? monoStyle : {}) }}
+        className="list-input"
+        style={mono ? monoStyle : undefined}
       />
       <FieldError id={`${id}-error`} errors={err} />
     </div>
@@ -128,9 +108,9 @@ export function VersionFields({ values, errors }: { values?: VersionFormValues; 
   const { t } = useTranslation('versions');
   return (
     <>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="version-OsType">{t('form.osType')}</label>
-        <select id="version-OsType" name="OsType" defaultValue={values?.OsType ?? '1'} style={inputStyle}>
+        <select id="version-OsType" name="OsType" defaultValue={values?.OsType ?? '1'} className="list-input">
           {OS_TYPES.map((os) => (
             <option key={os} value={os}>
               {t(`os.${osKey(os)}`)}
@@ -169,7 +149,7 @@ export function VersionFields({ values, errors }: { values?: VersionFormValues; 
         errors={errors}
         placeholder={t('form.forceIdsPlaceholder')}
       />
-      <fieldset style={{ ...fieldStyle, border: 0, padding: 0 }}>
+      <fieldset className="list-field list-fieldset">
         <legend>{t('form.force')}</legend>
         <div style={{ display: 'flex', gap: '1rem' }}>
           {(['1', '0'] as const).map((v) => (
@@ -180,14 +160,14 @@ export function VersionFields({ values, errors }: { values?: VersionFormValues; 
           ))}
         </div>
       </fieldset>
-      <div style={fieldStyle}>
+      <div className="list-field">
         <label htmlFor="version-Remark">{t('form.remark')}</label>
         <textarea
           id="version-Remark"
           name="Remark"
           rows={5}
           defaultValue={values?.Remark ?? ''}
-          style={{ ...inputStyle, resize: 'vertical' }}
+          className="list-input list-input-vertical"
         />
         <small>{t('form.remarkHint')}</small>
         <FieldError id="version-Remark-error" errors={errors?.Remark} />
@@ -196,14 +176,7 @@ export function VersionFields({ values, errors }: { values?: VersionFormValues; 
   );
 }
 
-export function FormError({ message }: { message?: string | null }) {
-  if (!message) return null;
-  return (
-    <p role="alert" className="form-error" style={{ color: 'var(--danger)' }}>
-      {message}
-    </p>
-  );
-}
+export { FormError } from '#app/components/list/form-error.tsx';
 
 export function OsLabel({ osType }: { osType: number }) {
   const { t } = useTranslation('versions');
@@ -266,30 +239,5 @@ export function VersionsErrorBoundary({
 }: {
   failedKey?: 'errors.loadInfoFailed' | 'errors.loadListFailed';
 }) {
-  const error = useRouteError();
-  const { t } = useTranslation('versions');
-  const { t: tc } = useTranslation('common');
-  if (isRouteErrorResponse(error) && error.status === 403) {
-    return (
-      <div className="page error-page" data-status="403">
-        <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
-      </div>
-    );
-  }
-  if (isRouteErrorResponse(error) && error.status === 404) {
-    return (
-      <div className="page error-page" data-status="404">
-        <h1>{tc('notFound.title')}</h1>
-        <p role="alert">{t(failedKey)}</p>
-      </div>
-    );
-  }
-  if (!isRouteErrorResponse(error)) console.error(error);
-  return (
-    <div className="page error-page">
-      <h1>{tc('errorPage.title')}</h1>
-      <p role="alert">{t(failedKey)}</p>
-    </div>
-  );
+  return <ListErrorBoundary ns="versions" failedKey={failedKey} />;
 }

@@ -1,0 +1,57 @@
+import type { ReactNode } from 'react';
+
+/**
+ * An admin list table: column headers, an "empty" row when there are no rows, then the rows (`children`).
+ * `className` names the area's table (e.g. `users-table`, which the tests and the area's styles use).
+ * With `rowGroups`, `children` are <tbody> elements (one per record, e.g. a row and its details row).
+ */
+export function DataTable({
+  className,
+  columns,
+  isEmpty,
+  empty,
+  rowGroups,
+  children,
+}: {
+  className: string;
+  columns: readonly ReactNode[];
+  isEmpty: boolean;
+  empty: ReactNode;
+  rowGroups?: boolean;
+  children: ReactNode;
+}) {
+  const count = columns.filter((c) => c !== null && c !== false).length;
+  const emptyRow = isEmpty ? (
+    <tr>
+      <td colSpan={count}>{empty}</td>
+    </tr>
+  ) : null;
+  return (
+    <div className="list-table-wrap">
+      <table className={`table list-table ${className}`}>
+        <thead>
+          <tr>
+            {columns.map((c, i) =>
+              c === null || c === false ? null : (
+                <th key={i} scope="col">
+                  {c}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        {rowGroups ? (
+          <>
+            {emptyRow ? <tbody>{emptyRow}</tbody> : null}
+            {children}
+          </>
+        ) : (
+          <tbody>
+            {emptyRow}
+            {children}
+          </tbody>
+        )}
+      </table>
+    </div>
+  );
+}
