@@ -383,13 +383,16 @@ export class RelayCore {
       settings: providerSettings(d.options),
     };
     const req = adaptor.buildRequest(channelConfig(channel), input);
-    const timeout = AbortSignal.timeout(d.upstreamTimeoutMs);
-    const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+    // One controller for the client's abort and the upstream deadline: AbortSignal.timeout + AbortSignal.any
+    // per request showed in profiles. The deadline covers a whole non-stream reply and a stream's first byte.
+    const ctl = upstreamSignal(call.signal, d.upstreamTimeoutMs);
+    const signal = ctl.signal;
 
     let res: UpstreamReply;
     try {
       res = await this.#upstream.send(req, signal);
     } catch (err) {
+      ctl.release();
       if (call.signal?.aborted) {
         return { ok: false, retryable: false, error: clientGone() };
       }
@@ -399,7 +402,7 @@ export class RelayCore {
         retryable: true,
         error: new RelayError({
           status: 502,
-          message: timeout.aborted
+          message: ctl.timedOut()
             ? 'the upstream did not answer in time'
             : 'the upstream could not be reached',
           type: 'upstream_error',
@@ -410,6 +413,7 @@ export class RelayCore {
 
     if (res.status < 200 || res.status >= 300) {
       const bodyText = await res.text().catch(() => '');
+      ctl.release();
       const upstreamErr = adaptor.parseError({ status: res.status, headers: res.headers, bodyText });
       const status = mapStatus(res.status, channel.statusCodeMapping);
       const mapped: UpstreamError = { ...upstreamErr, status };
@@ -433,9 +437,19 @@ export class RelayCore {
     const headers = new Headers({ 'x-request-id': ctx.requestId });
     const upstreamBody = stream ? res.stream() : null;
     if (upstreamBody) {
-      return { ok: true, result: this.#streamBack(ctx, adaptor, input, upstreamBody, headers, bridge) };
+      // RELAY_UPSTREAM_TIMEOUT_MS bounds a stream's gaps, not its length: long reasoning streams must survive.
+      ctl.endDeadline();
+      return {
+        ok: true,
+        result: this.#streamBack(ctx, adaptor, input, upstreamBody, headers, bridge, ctl.release),
+      };
     }
-    const buf = await res.bytes();
+    let buf: Uint8Array;
+    try {
+      buf = await res.bytes();
+    } finally {
+      ctl.release();
+    }
     const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
     const sensitive = sensitivePolicy(d.options);
     if (sensitive.onCompletion && sensitive.stop) {
@@ -477,6 +491,7 @@ export class RelayCore {
     upstreamBody: ReadableStream<Uint8Array>,
     headers: Headers,
     bridge: InboundBridge | null,
+    release: () => void = () => {},
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
     const converted = upstreamBody.pipeThrough(conv.transform);
@@ -487,6 +502,8 @@ export class RelayCore {
     let finished: Promise<void> | null = null;
     const finish = () => {
       finished ??= (async () => {
+        idle.stop();
+        release();
         const t = conv.tally();
         const u = t.usage ?? (await this.#localUsage(ctx, t.completionText));
         await this.#settle(ctx, u, t.usage === null, frtMs).catch((e) =>
@@ -500,16 +517,17 @@ export class RelayCore {
     const stopWords = policy.onCompletion && policy.stop ? policy.words : [];
     // Only the tail can hold a word that the last chunk completed.
     const scanTail = 4096 + Math.max(0, ...stopWords.map((w) => w.length));
+    // One idle timer per stream (not a timer and a Promise per frame): armed when a pull starts waiting on the
+    // upstream; if it fires while that read is pending, the upstream is cancelled, which ends the read.
+    const idle = idleTimer(idleMs, () => {
+      reader.cancel(new Error('stream idle timeout')).catch(() => {});
+    });
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
-        let timer: ReturnType<typeof setTimeout> | undefined;
         try {
-          const next = await Promise.race([
-            reader.read(),
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(new Error('stream idle timeout')), idleMs);
-            }),
-          ]);
+          idle.arm();
+          const next = await reader.read();
+          if (idle.disarm()) throw new Error('stream idle timeout');
           if (next.done) {
             // Settle before the client sees the end: a relay killed in between leaves a cut stream, not an
             // unbilled complete one.
@@ -535,8 +553,6 @@ export class RelayCore {
           await reader.cancel().catch(() => {});
           await finish();
           controller.close();
-        } finally {
-          clearTimeout(timer);
         }
       },
       cancel: async (reason) => {
@@ -728,6 +744,74 @@ export function providerSettings(options: OptionService): ProviderSettings {
     gemini: {
       safetySettings: options.get('gemini.safety_settings'),
       versionSettings: options.get('gemini.version_settings'),
+    },
+  };
+}
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** Node's timers can be re-armed in place and kept from holding the process open; Deno's are plain numbers. */
+function refreshable(t: Timer): t is Timer & { refresh(): unknown; unref(): unknown } {
+  return typeof (t as { refresh?: unknown }).refresh === 'function';
+}
+
+/**
+ * A per-stream idle deadline. `arm()` starts the wait for one read, `disarm()` ends it and says whether the
+ * deadline passed meanwhile; `onIdle` runs only when the deadline passes during a wait.
+ */
+function idleTimer(ms: number, onIdle: () => void) {
+  let timer: Timer | undefined;
+  let waiting = false;
+  let fired = false;
+  const fire = () => {
+    if (!waiting) return;
+    fired = true;
+    onIdle();
+  };
+  return {
+    arm(): void {
+      waiting = true;
+      fired = false;
+      if (timer !== undefined && refreshable(timer)) timer.refresh();
+      else {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = setTimeout(fire, ms);
+      }
+    },
+    disarm(): boolean {
+      waiting = false;
+      return fired;
+    },
+    stop(): void {
+      waiting = false;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
+
+/** The client's abort and the upstream deadline as one signal; `release()` drops the timer and the listener. */
+function upstreamSignal(client: AbortSignal | undefined, ms: number) {
+  const ac = new AbortController();
+  let timedOut = false;
+  const onClient = () => ac.abort(client?.reason);
+  const timer: Timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, ms);
+  // Like AbortSignal.timeout: the deadline alone does not keep the process alive.
+  if (refreshable(timer)) timer.unref();
+  if (client) {
+    if (client.aborted) onClient();
+    else client.addEventListener('abort', onClient, { once: true });
+  }
+  return {
+    signal: ac.signal,
+    timedOut: () => timedOut,
+    /** A stream has started: from here the per-stream idle timer bounds the gaps, not a total deadline. */
+    endDeadline: () => clearTimeout(timer),
+    release: () => {
+      clearTimeout(timer);
+      client?.removeEventListener('abort', onClient);
     },
   };
 }

@@ -14,13 +14,26 @@ export type SensitivePolicy = {
   stop: boolean;
 };
 
+// The parsed list for the last raw SensitiveWords value: options change rarely, requests read them constantly.
+let cachedRaw: string | null = null;
+let cachedWords: readonly string[] = [];
+
+function wordList(raw: string): readonly string[] {
+  if (raw !== cachedRaw) {
+    cachedWords = Object.freeze(
+      raw
+        .split('\n')
+        .map((w) => w.trim().toLowerCase())
+        .filter(Boolean),
+    );
+    cachedRaw = raw;
+  }
+  return cachedWords;
+}
+
 export function sensitivePolicy(options: OptionReader): SensitivePolicy {
   const enabled = options.get('CheckSensitiveEnabled');
-  const words = options
-    .get('SensitiveWords')
-    .split('\n')
-    .map((w) => w.trim().toLowerCase())
-    .filter(Boolean);
+  const words = wordList(options.get('SensitiveWords'));
   return {
     words,
     onPrompt: enabled && options.get('CheckSensitiveOnPromptEnabled') && words.length > 0,
