@@ -5,14 +5,12 @@
  * chat path, but only where the client left a gap: max_tokens when absent, and the `-thinking` suffix (adapter
  * on) adds a thinking block only when the client sent none.
  */
+
+import { isObject, type Obj, str } from '../json.ts';
 import { SseDecoder } from '../sse.ts';
 import type { ChannelConfig, ParsedResponse, RelayInput, StreamConversion } from '../types.ts';
 import { claudeSettings, defaultMaxTokens, thinkingBudget, thinkingModel } from './request.ts';
 import { type ClaudeUsageParts, claudeUsage, claudeUsageParts } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export function nativeBody(channel: ChannelConfig, input: RelayInput): string {
   const body = input.body as Obj;

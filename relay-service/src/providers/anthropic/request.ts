@@ -5,16 +5,14 @@
  * decide the fallback max_tokens per model and whether a `-thinking` model suffix turns extended thinking on
  * (gateway-behaviour §5: budget = a share of max_tokens, temperature 1, no top_p).
  */
+
+import { isObject, type Obj, str } from '../json.ts';
 import {
   type ChannelConfig,
   DEFAULT_PROVIDER_SETTINGS,
   type ProviderSettings,
   type RelayInput,
 } from '../types.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export const ANTHROPIC_DEFAULT_BASE = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';

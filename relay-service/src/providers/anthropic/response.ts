@@ -2,12 +2,10 @@
  * Anthropic Messages response → OpenAI chat completion, and Anthropic's error envelope
  * `{"type":"error","error":{"type","message"}}` → the neutral UpstreamError.
  */
+
+import { isObject, type Obj, str } from '../json.ts';
 import type { ParsedResponse, RelayInput, UpstreamError } from '../types.ts';
 import { claudeUsage, claudeUsageParts, openAIUsageOf } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Claude stop_reason → OpenAI finish_reason. */
 export function finishReason(stop: unknown): string | null {

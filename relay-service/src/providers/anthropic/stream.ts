@@ -6,16 +6,12 @@
  * error chunk). The usage chunk is sent only when the client asked for it; `[DONE]` ends the stream once.
  */
 import type { Usage } from '../../core/usage.ts';
+import { isObject, num, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { SseDecoder } from '../sse.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 import { chatCompletionId, finishReason } from './response.ts';
 import { type ClaudeUsageParts, claudeUsage, claudeUsageParts, openAIUsageOf } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 const encoder = new TextEncoder();
 const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);

@@ -5,12 +5,9 @@
  * client sends are dropped (an OpenAI upstream cannot verify their signatures); `reasoning_content` from the
  * upstream is not returned as thinking for the same reason.
  */
-import { SseDecoder } from '../sse.ts';
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+import { isObject, num, type Obj, str } from '../json.ts';
+import { SseDecoder } from '../sse.ts';
 
 function textOfBlocks(content: unknown): string {
   if (typeof content === 'string') return content;

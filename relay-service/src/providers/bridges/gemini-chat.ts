@@ -5,12 +5,10 @@
  * Thought parts the client sends back are dropped (no chat upstream can use them); `reasoning_content` from the
  * upstream comes back as `thought: true` parts. Google-only tools (search, code execution) are dropped.
  */
+
+import { isObject, num, type Obj, str } from '../json.ts';
 import { SseDecoder } from '../sse.ts';
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Gemini's Schema is an OpenAPI subset with upper-case types (`OBJECT`); chat tools want JSON Schema. */

@@ -3,10 +3,9 @@
  * for embeddings, so usage is null and core counts the input locally. `encoding_format: "base64"` (the OpenAI SDK
  * default) is honoured: little-endian float32, base64-encoded, as OpenAI sends it.
  */
-import type { ParsedResponse, RelayInput } from '../types.ts';
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject, type Obj } from '../json.ts';
+import type { ParsedResponse, RelayInput } from '../types.ts';
 
 export function embeddingInputs(body: Obj): string[] {
   const input = body.input;

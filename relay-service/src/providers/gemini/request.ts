@@ -5,11 +5,9 @@
  * function NAME (OpenAI only carries the call id, so it is looked up from the earlier assistant tool call), and
  * sampling options under `generationConfig`.
  */
-import { DEFAULT_PROVIDER_SETTINGS, type ProviderSettings, type RelayInput } from '../types.ts';
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+import { isObject, type Obj, str } from '../json.ts';
+import { DEFAULT_PROVIDER_SETTINGS, type ProviderSettings, type RelayInput } from '../types.ts';
 
 export const GEMINI_DEFAULT_BASE = 'https://generativelanguage.googleapis.com';
 export const GEMINI_DEFAULT_VERSION = 'v1beta';

@@ -2,12 +2,10 @@
  * Gemini GenerateContentResponse → OpenAI chat completion, and Google's error envelope
  * `{"error":{"code":400,"message","status":"INVALID_ARGUMENT","details":[...]}}` → the neutral UpstreamError.
  */
+
+import { isObject, type Obj, str } from '../json.ts';
 import type { ParsedResponse, RelayInput, UpstreamError } from '../types.ts';
 import { geminiUsage, openAIUsageOf } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const FILTERED = new Set([
   'SAFETY',

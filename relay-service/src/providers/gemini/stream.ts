@@ -7,15 +7,12 @@
  * `[DONE]` ends the stream once.
  */
 import type { Usage } from '../../core/usage.ts';
+import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { SseDecoder } from '../sse.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 import { chatCompletionId, finishReason, googleError, splitParts } from './response.ts';
 import { geminiUsage, openAIUsageOf } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const encoder = new TextEncoder();
 const frame = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);

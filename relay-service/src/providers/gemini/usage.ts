@@ -5,10 +5,9 @@
  * thinking is billed as completion (new-api left it out, #1014) and nothing is counted twice.
  */
 import { type Usage, usage } from '../../core/usage.ts';
+import { isObject, type Obj } from '../json.ts';
 
-type Obj = Record<string, unknown>;
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
-const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Tokens of one modality in a `promptTokensDetails` list ([{modality:"AUDIO",tokenCount:12}]). */
 function modality(details: unknown, name: string): number {

@@ -1,9 +1,9 @@
+import { isObject } from '../json.ts';
 import type { ChannelConfig, Endpoint, ProviderAdaptor, RelayInput, UpstreamRequest } from '../types.ts';
 import { apiRoot, CUSTOM_CHANNEL, channelBase, OPENAI_COMPATIBLE, upstreamUrl } from './channels.ts';
 import { buildOpenAIBody, jsonHeaders } from './request.ts';
 import { parseOpenAIError, parseOpenAIResponse } from './response.ts';
 import { openAIStreamConversion } from './stream.ts';
-import { isObject } from './usage.ts';
 
 const ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
   'chat',

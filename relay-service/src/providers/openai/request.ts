@@ -1,5 +1,5 @@
+import { isObject } from '../json.ts';
 import type { ChannelConfig, RelayInput } from '../types.ts';
-import { isObject } from './usage.ts';
 
 type Obj = Record<string, unknown>;
 

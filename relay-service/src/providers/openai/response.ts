@@ -1,10 +1,7 @@
 import type { Usage } from '../../core/usage.ts';
+import { isObject, type Obj, str } from '../json.ts';
 import type { ParsedResponse, RelayInput, UpstreamError } from '../types.ts';
-import { isObject, parseOpenAIUsage, parseRerankUsage } from './usage.ts';
-
-type Obj = Record<string, unknown>;
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+import { parseOpenAIUsage, parseRerankUsage } from './usage.ts';
 
 /** Text of chat tool calls (`[{function:{name, arguments}}]`): arguments are generated tokens too. */
 export function toolCallText(calls: unknown): string {

@@ -1,13 +1,11 @@
 import type { Usage } from '../../core/usage.ts';
+import { isObject, type Obj, str } from '../json.ts';
 import { encodeSseEvent, SseDecoder, type SseEvent } from '../sse.ts';
 import type { RelayInput, StreamConversion, StreamTally } from '../types.ts';
 import { clientWantsStreamUsage } from './request.ts';
 import { toolCallText } from './response.ts';
-import { isObject, parseOpenAIUsage } from './usage.ts';
+import { parseOpenAIUsage } from './usage.ts';
 
-type Obj = Record<string, unknown>;
-
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const DONE = new TextEncoder().encode('data: [DONE]\n\n');
 
 /** Tally state shared by the chat and Responses handlers. */

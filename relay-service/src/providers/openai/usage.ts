@@ -1,8 +1,5 @@
 import { type Usage, usage } from '../../core/usage.ts';
-
-type Obj = Record<string, unknown>;
-
-export const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject, type Obj } from '../json.ts';
 
 /** A non-negative integer count, 0 for anything else (upstreams send null, strings or floats now and then). */
 function count(v: unknown): number {
