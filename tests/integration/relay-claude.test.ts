@@ -10,6 +10,7 @@ import { type FakeAnthropic, startFakeAnthropic } from '../fakes/anthropic-upstr
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import {
   drained,
+  lastLogOf,
   type Stack,
   seedChannel,
   seedToken,
@@ -66,14 +67,7 @@ beforeEach(async () => {
   await drained(stack);
 });
 
-async function lastLog(model: string) {
-  await drained(stack);
-  const [row] = await stack.sql<Record<string, unknown>>(
-    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
-    [userId, model],
-  );
-  return row!;
-}
+const lastLog = (model: string) => lastLogOf(stack, userId, model);
 
 describe('openai SDK through the relay to a Claude channel', () => {
   it('converts a chat call and bills cache reads and writes at their own ratios', async () => {

@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGemini, startFakeGemini } from '../fakes/gemini-upstream.ts';
 import {
-  drained,
+  lastLogOf,
   type Stack,
   seedChannel,
   seedToken,
@@ -48,14 +48,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function lastLog(model: string) {
-  await drained(stack);
-  const [row] = await stack.sql<Record<string, unknown>>(
-    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
-    [userId, model],
-  );
-  return row!;
-}
+const lastLog = (model: string) => lastLogOf(stack, userId, model);
 
 describe('openai SDK through the relay to Gemini', () => {
   it('chat: thoughts billed as completion', async () => {

@@ -11,6 +11,7 @@ import { type FakeGemini, startFakeGemini } from '../fakes/gemini-upstream.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import {
   drained,
+  lastLogOf,
   type Stack,
   seedChannel,
   seedToken,
@@ -71,14 +72,7 @@ beforeEach(async () => {
   await drained(stack);
 });
 
-async function lastLog(model: string) {
-  await drained(stack);
-  const [row] = await stack.sql<Record<string, unknown>>(
-    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
-    [userId, model],
-  );
-  return row!;
-}
+const lastLog = (model: string) => lastLogOf(stack, userId, model);
 
 async function logCount(): Promise<number> {
   await drained(stack);

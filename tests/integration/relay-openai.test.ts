@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import {
   drained,
+  lastLogOf,
   reload,
   type Stack,
   seedChannel,
@@ -79,14 +80,7 @@ beforeEach(async () => {
 });
 
 /** The newest log row of this user for `model` (earlier tests' rows may commit later). */
-async function lastLog(model: string) {
-  await drained(stack);
-  const [row] = await stack.sql<Record<string, unknown>>(
-    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
-    [userId, model],
-  );
-  return row!;
-}
+const lastLog = (model: string) => lastLogOf(stack, userId, model);
 
 async function balances() {
   await drained(stack);

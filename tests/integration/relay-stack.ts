@@ -244,3 +244,18 @@ export async function drained(stack: Stack, timeoutMs = 10_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The newest log row of `userId` for `model`, after every settled call has been billed. */
+export async function lastLogOf(
+  stack: Stack,
+  userId: number,
+  model: string,
+): Promise<Record<string, unknown>> {
+  await drained(stack);
+  const [row] = await stack.sql<Record<string, unknown>>(
+    `select * from logs where user_id = ? and model_name = ? order by id desc limit 1`,
+    [userId, model],
+  );
+  if (!row) throw new Error(`no log row for user ${userId} and model ${model}`);
+  return row;
+}
