@@ -86,7 +86,7 @@ export class ChannelOps {
   }
 
   async #channel(id: number): Promise<ChannelRecord> {
-    const ch = (await this.#d.repo.channels()).find((c) => c.id === id);
+    const ch = await this.#d.repo.channelById(id);
     if (!ch)
       throw new RelayError({ status: 404, message: `channel ${id} does not exist`, type: 'not_found' });
     return ch;

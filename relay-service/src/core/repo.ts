@@ -90,6 +90,41 @@ const csv = (text: unknown): string[] =>
         .filter(Boolean)
     : [];
 
+const CHANNEL_SELECT = `select id, type, name, key, base_url, other, openai_organization, model_mapping,
+    status_code_mapping, setting, models, "group", auto_ban, test_model, priority, weight, status, tag, other_info
+  from channels`;
+
+function toChannel(r: Record<string, unknown>): ChannelRecord {
+  const setting = jsonObject(r.setting);
+  const paramOverride = jsonObject(
+    typeof setting.param_override === 'string'
+      ? setting.param_override
+      : JSON.stringify(setting.param_override ?? {}),
+  );
+  return {
+    id: num(r.id),
+    type: num(r.type),
+    name: String(r.name),
+    key: String(r.key),
+    baseUrl: String(r.base_url ?? '').replace(/\/+$/, ''),
+    other: String(r.other ?? ''),
+    openaiOrganization: (r.openai_organization as string | null) || null,
+    modelMapping: jsonObject(r.model_mapping) as Record<string, string>,
+    statusCodeMapping: jsonObject(r.status_code_mapping) as Record<string, string>,
+    setting,
+    paramOverride,
+    models: csv(r.models),
+    groups: csv(r.group),
+    autoBan: num(r.auto_ban) === 1,
+    testModel: String(r.test_model ?? ''),
+    priority: num(r.priority),
+    weight: num(r.weight),
+    status: num(r.status),
+    tag: (r.tag as string | null) ?? null,
+    otherInfo: jsonObject(r.other_info),
+  };
+}
+
 export function createRepo(sql: Sql) {
   return {
     async tokenByKey(key: string): Promise<TokenRecord | null> {
@@ -155,41 +190,13 @@ export function createRepo(sql: Sql) {
     },
 
     async channels(): Promise<ChannelRecord[]> {
-      const rows = await sql(
-        `select id, type, name, key, base_url, other, openai_organization, model_mapping, status_code_mapping,
-                setting, models, "group", auto_ban, test_model, priority, weight, status, tag, other_info
-           from channels order by id`,
-      );
-      return rows.map((r) => {
-        const setting = jsonObject(r.setting);
-        const paramOverride = jsonObject(
-          typeof setting.param_override === 'string'
-            ? setting.param_override
-            : JSON.stringify(setting.param_override ?? {}),
-        );
-        return {
-          id: num(r.id),
-          type: num(r.type),
-          name: String(r.name),
-          key: String(r.key),
-          baseUrl: String(r.base_url ?? '').replace(/\/+$/, ''),
-          other: String(r.other ?? ''),
-          openaiOrganization: (r.openai_organization as string | null) || null,
-          modelMapping: jsonObject(r.model_mapping) as Record<string, string>,
-          statusCodeMapping: jsonObject(r.status_code_mapping) as Record<string, string>,
-          setting,
-          paramOverride,
-          models: csv(r.models),
-          groups: csv(r.group),
-          autoBan: num(r.auto_ban) === 1,
-          testModel: String(r.test_model ?? ''),
-          priority: num(r.priority),
-          weight: num(r.weight),
-          status: num(r.status),
-          tag: (r.tag as string | null) ?? null,
-          otherInfo: jsonObject(r.other_info),
-        };
-      });
+      return (await sql(`${CHANNEL_SELECT} order by id`)).map(toChannel);
+    },
+
+    /** One channel (channel tests, balances, model lists) without loading the whole table. */
+    async channelById(id: number): Promise<ChannelRecord | null> {
+      const [row] = await sql(`${CHANNEL_SELECT} where id = ?`, [id]);
+      return row ? toChannel(row) : null;
     },
 
     async enabledAbilities(): Promise<AbilityRecord[]> {
