@@ -23,6 +23,25 @@ import type {
   SettleRequest,
 } from './types.ts';
 
+/**
+ * A command without a reply after this long fails, so a Redis that accepts connections but stops answering
+ * cannot hang requests. node-redis' own per-command timeout arms an `AbortSignal.timeout` for every command,
+ * whose timer later fires and builds a DOMException even for commands answered long before: that showed in
+ * the relay's CPU profile (benchmark, issue 7). One sweep per second over the commands in flight does the job.
+ */
+const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+/** Bounds node-redis' queue while Redis does not answer (timed-out commands stay queued there until then). */
+const MAX_QUEUED_COMMANDS = 100_000;
+
+export class RedisTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`Redis did not answer within ${ms} ms`);
+    this.name = 'RedisTimeoutError';
+  }
+}
+
+type InFlight = { at: number; reject: (err: Error) => void };
+
 export type RedisStoreOptions = {
   url: string;
   /** Prefix of every key this store writes (tests use one per worker). */
@@ -30,6 +49,8 @@ export type RedisStoreOptions = {
   log: Logger;
   /** How long a settled request id is remembered (settle idempotency); default 24 h. */
   settledTtlMs?: number;
+  /** A command without an answer after this long fails with RedisTimeoutError; default 5 s. */
+  commandTimeoutMs?: number;
 };
 
 /**
@@ -49,7 +70,10 @@ export class RedisStore implements RelayStore {
   readonly #connecting: Promise<unknown>;
   readonly #log: Logger;
   readonly #settledTtlMs: number;
+  readonly #commandTimeoutMs: number;
   readonly #shas = new Map<ScriptName, Promise<string>>();
+  readonly #inFlight = new Set<InFlight>();
+  #watchdog: ReturnType<typeof setInterval> | undefined;
   #down = false;
   #closed = false;
 
@@ -58,9 +82,13 @@ export class RedisStore implements RelayStore {
     this.#log = opts.log;
     this.#settledTtlMs = opts.settledTtlMs ?? DEFAULT_SETTLED_TTL_MS;
     assertPositiveMs('settledTtlMs', this.#settledTtlMs);
+    this.#commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    assertPositiveMs('commandTimeoutMs', this.#commandTimeoutMs);
     this.#client = createClient({
       url: opts.url,
       disableOfflineQueue: true,
+      commandOptions: { timeout: 0 },
+      commandsQueueMaxLength: MAX_QUEUED_COMMANDS,
       socket: { connectTimeout: 3_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 3_000) },
     });
     // Without a listener an 'error' event would crash the process; log once per outage.
@@ -90,14 +118,22 @@ export class RedisStore implements RelayStore {
   async ping(): Promise<void> {
     if (this.#closed) throw new Error('store is closed');
     if (!this.#client.isReady) throw new Error('Redis is not connected');
-    await this.#client.ping();
+    await this.#timed(this.#client.ping());
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#watchdog);
     if (this.#client.isReady) {
-      await this.#client.close().catch(() => this.#client.destroy());
+      // close() waits for every queued command: a Redis that stopped answering would hold it forever.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const gaveUp = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), this.#commandTimeoutMs);
+      });
+      const closed = await Promise.race([this.#client.close().catch(() => 'failed' as const), gaveUp]);
+      clearTimeout(timer);
+      if (closed !== undefined) this.#client.destroy();
     } else if (this.#client.isOpen) {
       this.#client.destroy();
     }
@@ -152,7 +188,7 @@ export class RedisStore implements RelayStore {
   async balanceGeneration(account: AccountRef): Promise<number> {
     assertAccount(account);
     this.#assertOpen();
-    const value = await this.#client.get(this.#accountKey('gen', account));
+    const value = await this.#timed(this.#client.get(this.#accountKey('gen', account)));
     return value === null ? 0 : Number(value);
   }
 
@@ -185,7 +221,7 @@ export class RedisStore implements RelayStore {
   async balance(account: AccountRef): Promise<number | null> {
     assertAccount(account);
     this.#assertOpen();
-    const value = await this.#client.get(this.#accountKey('bal', account));
+    const value = await this.#timed(this.#client.get(this.#accountKey('bal', account)));
     return value === null ? null : Number(value);
   }
 
@@ -236,9 +272,9 @@ export class RedisStore implements RelayStore {
     this.#assertOpen();
     if (limit === 0 || olderThan < 0) return [];
     // An end id of only milliseconds covers every sequence number of that millisecond.
-    const messages = await this.#client.xRange(`${this.keyPrefix}outbox`, '-', String(olderThan), {
-      COUNT: limit,
-    });
+    const messages = await this.#timed(
+      this.#client.xRange(`${this.keyPrefix}outbox`, '-', String(olderThan), { COUNT: limit }),
+    );
     return (messages ?? []).map(({ id, message }) => {
       const m = message as Record<string, string>;
       return {
@@ -299,11 +335,48 @@ export class RedisStore implements RelayStore {
     }
     const options = { arguments: [this.keyPrefix, ...args] };
     try {
-      return await this.#client.evalSha(await sha, options);
+      return await this.#timed(this.#client.evalSha(await sha, options));
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return await this.#client.eval(source, options);
+      return await this.#timed(this.#client.eval(source, options));
     }
+  }
+
+  /** `command`, failed with RedisTimeoutError when it has no answer after commandTimeoutMs (+ up to one sweep). */
+  #timed<T>(command: Promise<T>): Promise<T> {
+    this.#watchdog ??= this.#startWatchdog();
+    return new Promise<T>((resolve, reject) => {
+      const entry: InFlight = { at: Date.now(), reject };
+      this.#inFlight.add(entry);
+      command.then(
+        (value) => {
+          this.#inFlight.delete(entry);
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.#inFlight.delete(entry);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  #startWatchdog(): ReturnType<typeof setInterval> {
+    const ms = this.#commandTimeoutMs;
+    const timer = setInterval(
+      () => {
+        const expired = Date.now() - ms;
+        // Insertion order is age order: stop at the first command still within its time.
+        for (const entry of this.#inFlight) {
+          if (entry.at > expired) break;
+          this.#inFlight.delete(entry);
+          entry.reject(new RedisTimeoutError(ms));
+        }
+      },
+      Math.min(1_000, Math.max(10, Math.floor(ms / 4))),
+    );
+    timer.unref?.();
+    return timer;
   }
 }
 

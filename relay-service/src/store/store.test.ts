@@ -1,10 +1,11 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { testRedisPrefix } from '@switchyard/db/testing.ts';
 import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.ts';
 import { createStore } from './index.ts';
 import { MemoryStore } from './memory.ts';
-import { RedisStore } from './redis.ts';
+import { RedisStore, RedisTimeoutError } from './redis.ts';
 import type { RelayStore } from './types.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -71,6 +72,47 @@ describe('RedisStore', () => {
       store.reserve({ requestId: 'r', userId: 1, tokenId: null, amount: 1, holdTtlMs: 1_000, now: 0 }),
     ).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(100);
+  });
+
+  it('fails a command that Redis accepted but never answers, after commandTimeoutMs', async () => {
+    // A RESP peer that answers the client's connection handshake, then goes silent (a hung Redis).
+    let answering = true;
+    const server = createServer((socket) => {
+      let buf = '';
+      socket.on('data', (chunk) => {
+        buf += chunk.toString('latin1');
+        for (let parsed = takeCommand(buf); parsed; parsed = takeCommand(buf)) {
+          buf = buf.slice(parsed.length);
+          if (answering) socket.write(parsed.name === 'PING' ? '+PONG\r\n' : '+OK\r\n');
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const store = track(
+        new RedisStore({
+          url: `redis://127.0.0.1:${port}`,
+          keyPrefix,
+          log: silentLogger,
+          commandTimeoutMs: 200,
+        }),
+      );
+      expect(await store.waitUntilReady(2_000)).toBe(true);
+      await expect(store.ping()).resolves.toBeUndefined();
+      answering = false;
+      const started = Date.now();
+      await expect(store.ping()).rejects.toBeInstanceOf(RedisTimeoutError);
+      await expect(store.balance({ kind: 'user', id: 1 })).rejects.toThrow(/did not answer within 200 ms/);
+      // Failed within the timeout plus one watchdog sweep (50 ms here), not left hanging.
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+      await store.close().catch(() => {});
+    } finally {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('keeps its keys under the prefix, with the outbox as a stream', async () => {
@@ -142,3 +184,21 @@ describe('RedisStore', () => {
     }
   });
 });
+
+/** One RESP command (an array of bulk strings) from the front of `buf`: its upper-cased name and byte length. */
+function takeCommand(buf: string): { name: string; length: number } | null {
+  const head = /^\*(\d+)\r\n/.exec(buf);
+  if (!head) return null;
+  let at = head[0].length;
+  let name = '';
+  for (let i = 0; i < Number(head[1]); i++) {
+    const len = /^\$(\d+)\r\n/.exec(buf.slice(at));
+    if (!len) return null;
+    const start = at + len[0].length;
+    const end = start + Number(len[1]);
+    if (buf.length < end + 2) return null;
+    if (i === 0) name = buf.slice(start, end).toUpperCase();
+    at = end + 2;
+  }
+  return { name, length: at };
+}
