@@ -57,6 +57,26 @@ describe('channel selection', () => {
     expect(counts.has(4)).toBe(false);
   });
 
+  it('picks within a tier of 1,000 channels in proportion to weight + 10', () => {
+    const ids = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const big = buildSnapshot(
+      ids.map((id) => channel(id)),
+      ids.map((id) => ability(id, 0, id % 3 === 0 ? 20 : 0)),
+    );
+    // Every third channel (333 of them) has weight 20 (share 30), the others 0 (share 10).
+    const total = 333 * 30 + 667 * 10;
+    const counts = new Map<number, number>();
+    for (let i = 0; i < total; i++) {
+      const x = (i + 0.5) / total;
+      const ch = selectChannel(big, 'default', 'm', new Set(), () => x);
+      counts.set(ch!.id, (counts.get(ch!.id) ?? 0) + 1);
+    }
+    for (const id of ids) expect(counts.get(id)).toBe(id % 3 === 0 ? 30 : 10);
+    // A retry draws among the channels not tried yet, in the same proportions.
+    expect(selectChannel(big, 'default', 'm', new Set([1]), () => 0)?.id).toBe(2);
+    expect(selectChannel(big, 'default', 'm', new Set(ids.slice(0, 999)), () => 0.5)?.id).toBe(1000);
+  });
+
   it('never picks a channel already tried, falling to the next tier, then null', () => {
     expect(selectChannel(snap, 'default', 'm', new Set([2]), () => 0.99)?.id).toBe(1);
     expect(selectChannel(snap, 'default', 'm', new Set([1, 2]), () => 0)?.id).toBe(3);
