@@ -64,6 +64,7 @@ const MODELS = [
   'gpt-4o-mini-az',
   'quota-ban-m',
   'inv-token-m',
+  'refresh-m',
   'inv-channel-m',
   'grpc-err-m',
   'race-m',
@@ -869,6 +870,25 @@ describe('RelayService errors and invalidation', () => {
     await chat('inv-channel-m');
     expect(fake.requests.at(-1)?.key).toBe('sk-inv-ch');
     expect(added.id).toBeGreaterThan(0);
+  });
+
+  it('the account refresh reads every cached token and user again in bulk from PostgreSQL', async () => {
+    await channel('refresh-m');
+    await reload(stack);
+    const other = await seedUser(stack, { quota: 1_000_000 });
+    const [a, b] = [
+      await seedToken(stack, user.id, { remainQuota: 1_000_000 }),
+      await seedToken(stack, other.id, { remainQuota: 1_000_000 }),
+    ];
+    await chat('refresh-m', `sk-${a.key}`);
+    await chat('refresh-m', `sk-${b.key}`);
+    // Changed behind the relay's back (no invalidation): still served from the cache until a refresh.
+    await stack.sql(`update tokens set status = 2 where id = ?`, [a.id]);
+    await stack.sql(`update users set status = 2 where id = ?`, [other.id]);
+    await chat('refresh-m', `sk-${b.key}`);
+    await stack.relays[0]!.pipeline!.accounts.refresh();
+    await expect(chat('refresh-m', `sk-${a.key}`)).rejects.toMatchObject({ status: 401 });
+    await expect(chat('refresh-m', `sk-${b.key}`)).rejects.toMatchObject({ status: 403 });
   });
 });
 

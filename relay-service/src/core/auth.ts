@@ -42,22 +42,61 @@ export function parseKey(raw: string): { key: string; channelId: number | null }
   return { key, channelId };
 }
 
-type Cached = { token: TokenRecord; user: UserRecord; at: number };
+type Cached = { token: TokenRecord; user: UserRecord; at: number; usedAt: number };
 
-/** Token + owner cache keyed by the token key; TTL-bound and dropped on invalidation from the console. */
+/** What the account cache reads: one key on a miss, and many at once for the periodic refresh. */
+export type AccountsRepo = Pick<Repo, 'tokenByKey' | 'userById' | 'tokensByKeys' | 'usersByIds'>;
+
+/** Keys refreshed per query. */
+const REFRESH_CHUNK = 1_000;
+
+/**
+ * Token + owner cache keyed by the token key. The console drops entries at once when it changes a token or a
+ * user (invalidate); the TTL is the safety net. Entries in use are refreshed in bulk every half TTL (a few
+ * queries of a thousand keys), so a request never waits on PostgreSQL for a known key even with 10,000 active
+ * tokens — one query pair per expiring entry was the scale cost of issue 7's 10k-token configuration. When a
+ * refresh fails, entries go stale after the TTL and are read one by one again, as before. Entries unused for
+ * `idleMs` are dropped instead of refreshed.
+ */
 export class Accounts {
-  readonly #repo: Repo;
+  readonly #repo: AccountsRepo;
   readonly #ttlMs: number;
+  readonly #idleMs: number;
   readonly #byKey = new Map<string, Cached>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #refreshing: Promise<void> | null = null;
 
-  constructor(repo: Repo, ttlMs: number) {
+  constructor(repo: AccountsRepo, ttlMs: number, opts: { idleMs?: number } = {}) {
     this.#repo = repo;
     this.#ttlMs = ttlMs;
+    this.#idleMs = opts.idleMs ?? Math.max(5 * 60_000, 10 * ttlMs);
+  }
+
+  /** Starts the periodic bulk refresh (not with a TTL of 0, which means "no cache"). */
+  start(): void {
+    if (this.#timer || this.#ttlMs <= 0) return;
+    this.#timer = setInterval(
+      () => void this.refresh().catch(() => {}),
+      Math.max(50, Math.floor(this.#ttlMs / 2)),
+    );
+    this.#timer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  get size(): number {
+    return this.#byKey.size;
   }
 
   async lookup(key: string, now = Date.now()): Promise<{ token: TokenRecord; user: UserRecord } | null> {
     const hit = this.#byKey.get(key);
-    if (hit && now - hit.at < this.#ttlMs) return hit;
+    if (hit && now - hit.at < this.#ttlMs) {
+      hit.usedAt = now;
+      return hit;
+    }
     const token = await this.#repo.tokenByKey(key);
     if (!token) {
       this.#byKey.delete(key);
@@ -65,10 +104,45 @@ export class Accounts {
     }
     const user = await this.#repo.userById(token.userId);
     if (!user) return null;
-    const entry = { token, user, at: now };
+    const entry = { token, user, at: now, usedAt: now };
     this.#byKey.set(key, entry);
     if (this.#byKey.size > 100_000) this.#byKey.delete(this.#byKey.keys().next().value as string);
     return entry;
+  }
+
+  /**
+   * Re-reads every entry used within `idleMs` in bulk and drops the others. An entry invalidated or replaced
+   * while the refresh ran is left alone, so a refresh never brings back what the console just changed.
+   */
+  refresh(now = Date.now()): Promise<void> {
+    this.#refreshing ??= this.#refreshNow(now).finally(() => {
+      this.#refreshing = null;
+    });
+    return this.#refreshing;
+  }
+
+  async #refreshNow(now: number): Promise<void> {
+    const before = new Map<string, Cached>();
+    for (const [key, entry] of this.#byKey) {
+      if (now - entry.usedAt > this.#idleMs) this.#byKey.delete(key);
+      else before.set(key, entry);
+    }
+    const keys = [...before.keys()];
+    for (let i = 0; i < keys.length; i += REFRESH_CHUNK) {
+      const chunk = keys.slice(i, i + REFRESH_CHUNK);
+      const tokens = await this.#repo.tokensByKeys(chunk);
+      const users = await this.#repo.usersByIds([...new Set(tokens.map((t) => t.userId))]);
+      const tokenByKey = new Map(tokens.map((t) => [t.key, t]));
+      const userById = new Map(users.map((u) => [u.id, u]));
+      for (const key of chunk) {
+        const old = before.get(key);
+        if (!old || this.#byKey.get(key) !== old) continue;
+        const token = tokenByKey.get(key);
+        const user = token ? userById.get(token.userId) : undefined;
+        if (!token || !user) this.#byKey.delete(key);
+        else this.#byKey.set(key, { token, user, at: now, usedAt: old.usedAt });
+      }
+    }
   }
 
   invalidate(userIds: readonly number[], tokenIds: readonly number[]): void {

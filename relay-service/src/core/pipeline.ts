@@ -73,6 +73,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       }
     }
     const accounts = new Accounts(repo, cfg.RELAY_ACCOUNT_TTL_MS);
+    accounts.start();
     const reporter =
       opts.reporter !== undefined
         ? opts.reporter
@@ -160,6 +161,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       },
       async stop() {
         clearInterval(sync);
+        accounts.stop();
         await scheduler.stop();
         await outbox.stop();
         reporter?.close();

@@ -125,31 +125,55 @@ function toChannel(r: Record<string, unknown>): ChannelRecord {
   };
 }
 
+const TOKEN_SELECT = `select id, user_id, key, name, status, remain_quota, unlimited_quota, expired_time,
+                model_limits_enabled, model_limits, allow_ips, "group" from tokens`;
+
+function toToken(r: Record<string, unknown>): TokenRecord {
+  return {
+    id: num(r.id),
+    userId: num(r.user_id),
+    key: String(r.key),
+    name: String(r.name),
+    status: num(r.status),
+    remainQuota: num(r.remain_quota),
+    unlimitedQuota: Boolean(r.unlimited_quota),
+    expiredTime: num(r.expired_time),
+    modelLimitsEnabled: Boolean(r.model_limits_enabled),
+    modelLimits: csv(r.model_limits),
+    allowIps: String(r.allow_ips ?? ''),
+    group: String(r.group ?? ''),
+  };
+}
+
+const USER_SELECT = `select id, username, "group", quota, role, status, setting from users`;
+
+function toUser(r: Record<string, unknown>): UserRecord {
+  return {
+    id: num(r.id),
+    username: String(r.username),
+    group: String(r.group || 'default'),
+    quota: num(r.quota),
+    role: num(r.role),
+    status: num(r.status),
+    setting: jsonObject(r.setting),
+  };
+}
+
 export function createRepo(sql: Sql) {
   return {
     async tokenByKey(key: string): Promise<TokenRecord | null> {
+      const rows = await sql(`${TOKEN_SELECT} where key = ? and deleted_at is null`, [key]);
+      return rows[0] ? toToken(rows[0]) : null;
+    },
+
+    /** Live tokens among `keys` (the account cache's bulk refresh); the list travels as one JSON parameter. */
+    async tokensByKeys(keys: readonly string[]): Promise<TokenRecord[]> {
+      if (keys.length === 0) return [];
       const rows = await sql(
-        `select id, user_id, key, name, status, remain_quota, unlimited_quota, expired_time,
-                model_limits_enabled, model_limits, allow_ips, "group"
-           from tokens where key = ? and deleted_at is null`,
-        [key],
+        `${TOKEN_SELECT} where key in (select json_array_elements_text(?::json)) and deleted_at is null`,
+        [JSON.stringify(keys)],
       );
-      const r = rows[0];
-      if (!r) return null;
-      return {
-        id: num(r.id),
-        userId: num(r.user_id),
-        key: String(r.key),
-        name: String(r.name),
-        status: num(r.status),
-        remainQuota: num(r.remain_quota),
-        unlimitedQuota: Boolean(r.unlimited_quota),
-        expiredTime: num(r.expired_time),
-        modelLimitsEnabled: Boolean(r.model_limits_enabled),
-        modelLimits: csv(r.model_limits),
-        allowIps: String(r.allow_ips ?? ''),
-        group: String(r.group ?? ''),
-      };
+      return rows.map(toToken);
     },
 
     async tokenRemainQuota(id: number): Promise<number | null> {
@@ -167,21 +191,17 @@ export function createRepo(sql: Sql) {
     },
 
     async userById(id: number): Promise<UserRecord | null> {
+      const rows = await sql(`${USER_SELECT} where id = ? and deleted_at is null`, [id]);
+      return rows[0] ? toUser(rows[0]) : null;
+    },
+
+    async usersByIds(ids: readonly number[]): Promise<UserRecord[]> {
+      if (ids.length === 0) return [];
       const rows = await sql(
-        `select id, username, "group", quota, role, status, setting from users where id = ? and deleted_at is null`,
-        [id],
+        `${USER_SELECT} where id in (select json_array_elements_text(?::json)::bigint) and deleted_at is null`,
+        [JSON.stringify(ids)],
       );
-      const r = rows[0];
-      if (!r) return null;
-      return {
-        id: num(r.id),
-        username: String(r.username),
-        group: String(r.group || 'default'),
-        quota: num(r.quota),
-        role: num(r.role),
-        status: num(r.status),
-        setting: jsonObject(r.setting),
-      };
+      return rows.map(toUser);
     },
 
     async userQuota(id: number): Promise<number | null> {

@@ -77,7 +77,9 @@ describe('RedisStore', () => {
   it('fails a command that Redis accepted but never answers, after commandTimeoutMs', async () => {
     // A RESP peer that answers the client's connection handshake, then goes silent (a hung Redis).
     let answering = true;
+    const sockets = new Set<import('node:net').Socket>();
     const server = createServer((socket) => {
+      sockets.add(socket);
       let buf = '';
       socket.on('data', (chunk) => {
         buf += chunk.toString('latin1');
@@ -110,7 +112,7 @@ describe('RedisStore', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(190);
       await store.close().catch(() => {});
     } finally {
-      server.closeAllConnections?.();
+      for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     }
   });
