@@ -146,3 +146,31 @@ function delay(ms: number): Promise<void> {
     (t as { unref?: () => void }).unref?.();
   });
 }
+
+/**
+ * Gives back the heap that start-up grew but no longer uses, on Node: one full, compacting collection
+ * ("last-resort": V8 also shrinks the young generation and releases emptied pages).
+ *
+ * Loading ~1,000 modules and creating the clients allocates a lot that survives a few collections, so V8 grows
+ * the young generation to its maximum (2 × 16 MB) and the old one well past the ~20 MB that stays live. V8's
+ * memory reducer gives that back by itself after ~10-20 s without allocation; doing it once here makes the
+ * process small from the moment it is ready (~50 MB less RSS right after start). It costs one collection
+ * (tens of ms) at start and nothing per request: under load the heap grows again exactly as it would after
+ * the memory reducer ran.
+ *
+ * `gc` is exposed only inside a throwaway context (`--expose-gc` for the whole process would let any code
+ * force collections). No-op on Deno, which has its own heap heuristics.
+ */
+export async function releaseStartupMemory(): Promise<void> {
+  if (deno) return;
+  const exposed = (globalThis as { gc?: (opts: object) => void }).gc;
+  if (exposed) return exposed({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  const [v8, vm] = await Promise.all([import('node:v8'), import('node:vm')]);
+  v8.setFlagsFromString('--expose-gc');
+  try {
+    const gc = vm.runInNewContext('gc') as (opts: object) => void;
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+}
