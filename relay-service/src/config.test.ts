@@ -10,6 +10,8 @@ describe('relay config', () => {
       RELAY_GRPC_HOST: '127.0.0.1',
       RELAY_GRPC_PORT: 50052,
       LOG_LEVEL: 'info',
+      RELAY_ACCOUNT_TTL_MS: 10_000,
+      RELAY_BALANCE_TTL_MS: 600_000,
     });
     expect(cfg.REDIS_URL).toBeUndefined();
     expect(cfg.DATABASE_URL).toBeUndefined();

@@ -25,8 +25,15 @@ const RelayEnv = z.object({
   INTERNAL_API_SECRET: z.string().default(''),
   /** How often channels, abilities and options are reloaded (they are also reloaded on invalidation). */
   RELAY_SYNC_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  /** How long a cached token or balance is trusted before it is read from PostgreSQL again. */
+  /** How long a cached token and its owner are trusted before they are read from PostgreSQL again. */
   RELAY_ACCOUNT_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  /**
+   * How long a balance loaded into the store is trusted without a console invalidation. Spending never needs
+   * the reload (holds, settles and Billing acks keep it exact); only credits and edits made in the console
+   * do, and the console invalidates those at once. With 10,000 active accounts a short TTL would reload
+   * balances from PostgreSQL on most calls (issue 7's scale target).
+   */
+  RELAY_BALANCE_TTL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   /** Longest upstream call (non-stream: whole reply; stream: between two chunks). */
   RELAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   /** How long usage waits in this relay before any relay may report it for a dead instance. */

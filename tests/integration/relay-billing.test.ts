@@ -299,6 +299,27 @@ for (const store of ['memory', 'redis'] as const) {
       return { contents, sawDone, aborted: false };
     }
 
+    it.runIf(store === 'redis')(
+      'a balance loaded into Redis lives RELAY_BALANCE_TTL_MS (10 min), not the account TTL',
+      async () => {
+        const a = await account();
+        await a.client.chat.completions.create({
+          model: 'ratio-only',
+          messages: [{ role: 'user', content: 'hello' }],
+        });
+        const admin = createClient({ url: testRedisUrl() });
+        await admin.connect();
+        try {
+          const prefix = (relay().store as { keyPrefix?: string }).keyPrefix;
+          const ttl = await admin.pTTL(`${prefix}bal:u:${a.userId}`);
+          expect(ttl).toBeGreaterThan(9 * 60_000);
+          expect(ttl).toBeLessThanOrEqual(10 * 60_000);
+        } finally {
+          await admin.close();
+        }
+      },
+    );
+
     it('model ratio only: (prompt + completion)·model ratio, completion ratio defaults to 1', async () => {
       const a = await account();
       const before = await state(a);

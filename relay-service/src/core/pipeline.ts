@@ -97,7 +97,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       log,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
       upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
-      accountTtlMs: cfg.RELAY_ACCOUNT_TTL_MS,
+      balanceTtlMs: cfg.RELAY_BALANCE_TTL_MS,
     });
     const channels = new ChannelOps({
       repo,

@@ -69,7 +69,8 @@ export type RelayDeps = {
   log: Logger;
   fetch?: typeof fetch;
   upstreamTimeoutMs: number;
-  accountTtlMs: number;
+  /** How long a balance loaded into the store lives there (RELAY_BALANCE_TTL_MS). */
+  balanceTtlMs: number;
   now?: () => number;
 };
 
@@ -295,7 +296,7 @@ export class RelayCore {
       account.kind === 'user'
         ? await d.repo.userQuota(account.id)
         : await d.repo.tokenRemainQuota(account.id);
-    await d.store.loadBalance(account, gen, committed ?? 0, d.accountTtlMs);
+    await d.store.loadBalance(account, gen, committed ?? 0, d.balanceTtlMs);
   }
 
   async #attempts(ctx: SettleCtx): Promise<RelayResult> {
