@@ -118,6 +118,7 @@ export function hasRoute(snapshot: CatalogSnapshot, group: string, model: string
 export class Catalog {
   #snapshot: CatalogSnapshot = buildSnapshot([], [], 0);
   #loading: Promise<void> | null = null;
+  #next: Promise<void> | null = null;
   readonly #load: () => Promise<{ channels: ChannelRecord[]; abilities: AbilityRecord[] }>;
 
   constructor(load: () => Promise<{ channels: ChannelRecord[]; abilities: AbilityRecord[] }>) {
@@ -128,9 +129,21 @@ export class Catalog {
     return this.#snapshot;
   }
 
-  /** Reloads now; concurrent callers share one load. */
+  /**
+   * Reloads from the database. Callers during a load share the next one, which starts when the running one
+   * ends: the running load may have read the tables before the caller's change committed, so handing it out
+   * would let the console believe a change applied that the relay only sees at the next periodic sync.
+   */
   reload(): Promise<void> {
-    if (this.#loading) return this.#loading;
+    if (this.#loading) {
+      this.#next ??= this.#loading
+        .catch(() => {})
+        .then(() => {
+          this.#next = null;
+          return this.reload();
+        });
+      return this.#next;
+    }
     this.#loading = (async () => {
       const { channels, abilities } = await this.#load();
       this.#snapshot = buildSnapshot(channels, abilities);

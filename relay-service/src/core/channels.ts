@@ -170,6 +170,8 @@ export class ChannelOps {
       (await d.repo.setChannelStatus(ch.id, 1, { ...ch.otherInfo, status_reason: '', status_time: nowS }, 3))
     ) {
       d.catalog.markStatus(ch.id, 1);
+      // As after an auto-disable: a load that read the table before the write must not undo it.
+      void d.catalog.reload().catch((e) => d.log.warn(`routing reload failed: ${(e as Error).message}`));
       status = 1;
       d.log.info(`channel #${ch.id} ${ch.name} re-enabled after a passing test`);
     }

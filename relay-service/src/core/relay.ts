@@ -669,7 +669,12 @@ export class RelayCore {
     d.catalog.markStatus(channel.id, 3);
     // False when the database no longer has it enabled (disabled by hand meanwhile); unroutable either way.
     const changed = await d.repo.setChannelStatus(channel.id, 3, otherInfo, 1);
-    if (changed) d.log.warn(`channel #${channel.id} ${channel.name} auto-disabled: ${reason}`);
+    if (changed) {
+      d.log.warn(`channel #${channel.id} ${channel.name} auto-disabled: ${reason}`);
+      // A catalog load that read the table before this write would route to the channel again until the next
+      // sync: ask for a load that starts after it (rare, so the cost does not matter).
+      void d.catalog.reload().catch((e) => d.log.warn(`routing reload failed: ${(e as Error).message}`));
+    }
     return changed;
   }
 }

@@ -84,6 +84,29 @@ describe('channel selection', () => {
     expect(selectChannel(snap, 'vip', 'm', new Set(), () => 0)).toBeNull();
   });
 
+  it('a reload asked for during a load runs again after it, so a change committed meanwhile is seen', async () => {
+    let table = [channel(1)];
+    let reads = 0;
+    let release!: () => void;
+    const cat = new Catalog(async () => {
+      reads++;
+      const rows = table;
+      if (reads === 1) await new Promise<void>((r) => (release = r));
+      return { channels: rows, abilities: rows.map((c) => ability(c.id, 0)) };
+    });
+    const first = cat.reload();
+    // The admin adds channel 2 while the first load (which read the old table) is still running.
+    table = [channel(1), channel(2)];
+    const second = cat.reload();
+    const third = cat.reload();
+    expect(third).toBe(second);
+    release();
+    await first;
+    await second;
+    expect(reads).toBe(2);
+    expect(cat.snapshot.channels.has(2)).toBe(true);
+  });
+
   it('drops an auto-disabled channel at once and brings it back when re-enabled', async () => {
     const channels = [channel(1, { priority: 5 }), channel(2)];
     const cat = new Catalog(async () => ({ channels, abilities: [ability(1, 5), ability(2, 0)] }));
