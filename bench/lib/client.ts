@@ -2,7 +2,7 @@
  * Load client on undici (keep-alive pools, performance.now() timing, so sub-millisecond figures are real) and
  * /proc readers for the CPU and memory of the process under test.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 
 export type Target = {
@@ -12,6 +12,13 @@ export type Target = {
   headers: Record<string, string>;
   /** The process whose CPU and memory count for this target. */
   pid: number;
+  /** When set, every request carries a uniformly random one of these keys (`Bearer sk-KEY`): the scale runs. */
+  keys?: string[];
+  /**
+   * The rest of the stack behind a Switchyard relay (console with Billing, Redis); with it, throughput also
+   * reports the CPU of the whole stack per request (relay + console + Redis + PostgreSQL backends).
+   */
+  stack?: { consolePid: number; redisPid: number };
 };
 
 const BODY = JSON.stringify({
@@ -32,6 +39,51 @@ export function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLK_TCK;
+}
+
+/**
+ * utime + stime (µs) of every PostgreSQL server process on the machine (postmaster, backends, background
+ * workers: cmdline "postgres: ..." or argv[0] ending in /postgres), by pid. Backends come and go with
+ * connection pools, so a window's figure is computed per pid (stackCpuDelta).
+ */
+export function postgresCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'latin1');
+      const argv0 = cmd.split('\0', 1)[0] ?? '';
+      if (!cmd.startsWith('postgres') && !argv0.endsWith('/postgres')) continue;
+      out.set(Number(name), cpuMicros(Number(name)));
+    } catch {
+      // The process ended between readdir and read.
+    }
+  }
+  return out;
+}
+
+type StackSample = { relay: number; console: number; redis: number; postgres: Map<number, number> };
+
+function stackSample(t: Target & { stack: NonNullable<Target['stack']> }): StackSample {
+  return {
+    relay: cpuMicros(t.pid),
+    console: cpuMicros(t.stack.consolePid),
+    redis: cpuMicros(t.stack.redisPid),
+    postgres: postgresCpu(),
+  };
+}
+
+/**
+ * CPU µs of each stack part between two samples. A PostgreSQL backend born inside the window counts whole; one
+ * that exited inside it is lost (pools keep their connections, so that is rare during a run).
+ */
+function stackCpuDelta(a: StackSample, b: StackSample) {
+  let postgres = 0;
+  for (const [pid, us] of b.postgres) postgres += us - (a.postgres.get(pid) ?? 0);
+  const relay = b.relay - a.relay;
+  const consoleUs = b.console - a.console;
+  const redis = b.redis - a.redis;
+  return { relay, console: consoleUs, redis, postgres, total: relay + consoleUs + redis + postgres };
 }
 
 /** Resident set size of `pid` in MB. */
@@ -58,13 +110,15 @@ export function pool(t: Target, connections: number): Pool {
   });
 }
 
+/** The request headers: the target's, with a random key of `keys` when the target has them. */
+function headersOf(t: Target): Record<string, string> {
+  if (!t.keys) return { 'content-type': 'application/json', ...t.headers };
+  const key = t.keys[Math.floor(Math.random() * t.keys.length)];
+  return { 'content-type': 'application/json', ...t.headers, authorization: `Bearer sk-${key}` };
+}
+
 async function call(p: Pool, t: Target, body: string): Promise<number> {
-  const res = await p.request({
-    path: t.path,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...t.headers },
-    body,
-  });
+  const res = await p.request({ path: t.path, method: 'POST', headers: headersOf(t), body });
   await res.body.arrayBuffer();
   return res.statusCode;
 }
@@ -115,6 +169,8 @@ export async function throughput(t: Target, concurrency: number, seconds: number
   };
   const workers = Array.from({ length: concurrency }, worker);
   await sleep(warmSeconds * 1000);
+  const withStack = t.stack ? { ...t, stack: t.stack } : undefined;
+  const stack0 = withStack ? stackSample(withStack) : undefined;
   const cpu0 = cpuMicros(t.pid);
   const client0 = process.cpuUsage();
   const t0 = performance.now();
@@ -123,10 +179,12 @@ export async function throughput(t: Target, concurrency: number, seconds: number
   stop = true;
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuMicros(t.pid) - cpu0;
+  const stackUs = withStack && stack0 ? stackCpuDelta(stack0, stackSample(withStack)) : undefined;
   const cu = process.cpuUsage(client0);
   await Promise.all(workers);
   await p.close();
   sortNum(lat);
+  const perReq = (us: number) => (done ? us / done : Number.NaN);
   return {
     concurrency,
     seconds: wall,
@@ -138,6 +196,16 @@ export async function throughput(t: Target, concurrency: number, seconds: number
     targetCpuPerReqUs: done ? cpu / done : Number.NaN,
     targetCpuCores: cpu / 1e6 / wall,
     clientCpuCores: (cu.user + cu.system) / 1e6 / wall,
+    // Stack CPU per request (µs): relay + console (Billing) + Redis + PostgreSQL, each over the same window.
+    ...(stackUs
+      ? {
+          stackCpuPerReqUs: perReq(stackUs.total),
+          stackRelayUs: perReq(stackUs.relay),
+          stackConsoleUs: perReq(stackUs.console),
+          stackRedisUs: perReq(stackUs.redis),
+          stackPostgresUs: perReq(stackUs.postgres),
+        }
+      : {}),
   };
 }
 
@@ -156,12 +224,7 @@ const nowUs = () => (performance.timeOrigin + performance.now()) * 1000;
 /** One streaming call: parses SSE frames as they arrive and timestamps every content delta. */
 export async function streamOnce(p: Pool, t: Target, onFirst?: () => void): Promise<StreamResult> {
   const start = performance.now();
-  const res = await p.request({
-    path: t.path,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...t.headers },
-    body: STREAM_BODY,
-  });
+  const res = await p.request({ path: t.path, method: 'POST', headers: headersOf(t), body: STREAM_BODY });
   const out: StreamResult = { status: res.statusCode, ttfb: Number.NaN, frames: 0, sent: [], arrived: [] };
   let buf = '';
   for await (const chunk of res.body) {
@@ -335,6 +398,182 @@ export async function memoryStreams(t: Target, n: number, finish: () => Promise<
     rssPeakMb: peak,
     mbPer1000: ((peak - before) * 1000) / n,
   };
+}
+
+/**
+ * One call per key, `concurrency` at a time: fills the relay's account cache (token + owner) and the Redis
+ * balance cache for every key. Its rate is the cold-cache rate (every call a miss); with `t.stack` it also
+ * reports the CPU per call of the relay and of the whole stack, i.e. what a cache miss costs.
+ */
+export async function eachKey(t: Target, keys: string[], concurrency: number) {
+  const p = pool(t, concurrency);
+  let next = 0;
+  let errors = 0;
+  const withStack = t.stack ? { ...t, stack: t.stack } : undefined;
+  const stack0 = withStack ? stackSample(withStack) : undefined;
+  const cpu0 = cpuMicros(t.pid);
+  const t0 = performance.now();
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= keys.length) return;
+      const one = { ...t, keys: [keys[i] as string] };
+      const status = await call(p, one, BODY).catch(() => 0);
+      if (status !== 200) errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const ms = performance.now() - t0;
+  const cpu = cpuMicros(t.pid) - cpu0;
+  const stackUs = withStack && stack0 ? stackCpuDelta(stack0, stackSample(withStack)) : undefined;
+  await p.close();
+  return {
+    keys: keys.length,
+    concurrency,
+    ms,
+    perSecond: (keys.length * 1000) / ms,
+    errors,
+    relayCpuPerCallUs: cpu / keys.length,
+    ...(stackUs
+      ? {
+          stackCpuPerCallUs: stackUs.total / keys.length,
+          stackConsoleUs: stackUs.console / keys.length,
+          stackRedisUs: stackUs.redis / keys.length,
+          stackPostgresUs: stackUs.postgres / keys.length,
+        }
+      : {}),
+  };
+}
+
+/**
+ * Polls `t` with one chat call for `model` every `intervalMs` (start to start) until `done(status)`; returns
+ * performance.now() when the first matching answer arrived, the polls made and the last status. The caller
+ * starts its clock before it asks for the change, so the figure covers the change's own commit and notice.
+ */
+export async function pollUntil(
+  t: Target,
+  model: string,
+  done: (status: number) => boolean,
+  opts: { intervalMs: number; timeoutMs: number },
+): Promise<{ at: number; polls: number; status: number; timedOut: boolean }> {
+  const p = pool(t, 1);
+  const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'reload probe' }] });
+  const deadline = performance.now() + opts.timeoutMs;
+  let polls = 0;
+  let status = 0;
+  try {
+    for (;;) {
+      const started = performance.now();
+      try {
+        status = await call(p, t, body);
+      } catch {
+        status = 0;
+      }
+      polls++;
+      const at = performance.now();
+      if (done(status)) return { at, polls, status, timedOut: false };
+      if (at > deadline) return { at, polls, status, timedOut: true };
+      await sleep(Math.max(0, opts.intervalMs - (at - started)));
+    }
+  } finally {
+    await p.close();
+  }
+}
+
+export type SoakWindow = {
+  /** Seconds since the soak started, at the end of this window. */
+  atSeconds: number;
+  seconds: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non200: number;
+  streamed: number;
+  relayRssMb: number;
+};
+
+/**
+ * The soak: closed loop at `concurrency` for `seconds`; every `streamEvery`-th call streams (include_usage, the
+ * body read to `[DONE]`). Every `windowSeconds` a window of req/s, p50/p99 and the relay's RSS is recorded.
+ * Counts every answer by status so the run can be reconciled against the database afterwards.
+ */
+export async function soak(
+  t: Target,
+  opts: { concurrency: number; seconds: number; streamEvery: number; windowSeconds: number },
+) {
+  const p = pool(t, opts.concurrency);
+  let stop = false;
+  let n = 0;
+  const totals = { requests: 0, ok200: 0, non200: 0, failed: 0, streamed: 0, streamOk: 0, streamNoDone: 0 };
+  let lat: number[] = [];
+  let win = { requests: 0, non200: 0, streamed: 0 };
+  const windows: SoakWindow[] = [];
+  const t0 = performance.now();
+  let winStart = t0;
+  const roll = () => {
+    const now = performance.now();
+    const seconds = (now - winStart) / 1000;
+    sortNum(lat);
+    windows.push({
+      atSeconds: (now - t0) / 1000,
+      seconds,
+      requests: win.requests,
+      rps: win.requests / seconds,
+      p50: percentile(lat, 50),
+      p99: percentile(lat, 99),
+      non200: win.non200,
+      streamed: win.streamed,
+      relayRssMb: rssMb(t.pid),
+    });
+    lat = [];
+    win = { requests: 0, non200: 0, streamed: 0 };
+    winStart = now;
+  };
+  const worker = async () => {
+    while (!stop) {
+      const streamed = n++ % opts.streamEvery === opts.streamEvery - 1;
+      const s = performance.now();
+      let status = 0;
+      try {
+        const res = await p.request({
+          path: t.path,
+          method: 'POST',
+          headers: headersOf(t),
+          body: streamed ? STREAM_BODY : BODY,
+        });
+        status = res.statusCode;
+        if (streamed) {
+          const text = await res.body.text();
+          totals.streamed++;
+          win.streamed++;
+          if (status === 200 && text.includes('data: [DONE]')) totals.streamOk++;
+          else if (status === 200) totals.streamNoDone++;
+        } else await res.body.arrayBuffer();
+      } catch {
+        totals.failed++;
+      }
+      lat.push(performance.now() - s);
+      totals.requests++;
+      win.requests++;
+      if (status === 200) totals.ok200++;
+      else {
+        totals.non200++;
+        win.non200++;
+      }
+    }
+  };
+  const workers = Array.from({ length: opts.concurrency }, worker);
+  const timer = setInterval(roll, opts.windowSeconds * 1000);
+  await sleep(opts.seconds * 1000);
+  clearInterval(timer);
+  stop = true;
+  // Calls in flight at the stop still finish and count (they are billed too).
+  await Promise.all(workers);
+  if ((performance.now() - winStart) / 1000 >= 1 || windows.length === 0) roll();
+  await p.close();
+  const wall = (performance.now() - t0) / 1000;
+  return { ...totals, seconds: wall, rps: totals.requests / wall, windows };
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

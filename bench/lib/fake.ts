@@ -6,6 +6,7 @@
  * Non-stream: a fixed ~600-byte chat.completion with usage. Stream: a role chunk, `frames` content deltas
  * `gapMs` apart (the first after `ttftMs`), a usage chunk and `[DONE]`. Each delta's content is the send time
  * (epoch microseconds, from performance.timeOrigin + now) so the client can check frames are not buffered.
+ * `GET /__stats` returns the calls answered with usage and the token totals reported.
  */
 import { createServer } from 'node:http';
 
@@ -17,6 +18,15 @@ let epoch = 0;
 const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
 
 const USAGE = { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21 };
+// What the fake answered with usage (GET /__stats): billing reconciliation compares the consume logs with it.
+// A stream counts once its usage chunk is written; one the client dropped before that reported nothing.
+const stats = { answered: 0, streams: 0, promptTokens: 0, completionTokens: 0 };
+const countUsage = (stream: boolean) => {
+  stats.answered++;
+  if (stream) stats.streams++;
+  stats.promptTokens += USAGE.prompt_tokens;
+  stats.completionTokens += USAGE.completion_tokens;
+};
 const JSON_BODY = JSON.stringify({
   id: 'chatcmpl-bench0000000000000000000000',
   object: 'chat.completion',
@@ -66,6 +76,10 @@ const server = createServer((req, res) => {
       res.writeHead(204).end();
       return;
     }
+    if (req.url === '/__stats') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stats));
+      return;
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
@@ -80,6 +94,7 @@ const server = createServer((req, res) => {
         'content-length': Buffer.byteLength(JSON_BODY),
       });
       res.end(JSON_BODY);
+      countUsage(false);
       return;
     }
     const s = shape;
@@ -99,6 +114,7 @@ const server = createServer((req, res) => {
     if (closed) return;
     res.write(chunk({}, 'stop'));
     res.write(chunk(null, null, USAGE));
+    countUsage(true);
     res.end('data: [DONE]\n\n');
   });
 });
