@@ -47,7 +47,7 @@ export type RedisStoreOptions = {
   /** Prefix of every key this store writes (tests use one per worker). */
   keyPrefix?: string;
   log: Logger;
-  /** How long a settled request id is remembered (settle idempotency); default 24 h. */
+  /** How long a settled request id is remembered (settle idempotency); default 1 h. */
   settledTtlMs?: number;
   /** A command without an answer after this long fails with RedisTimeoutError; default 5 s. */
   commandTimeoutMs?: number;
