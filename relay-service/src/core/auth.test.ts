@@ -139,4 +139,20 @@ describe('account cache', () => {
     await cache.lookup('key1', 10_000);
     expect(db.calls.tokenByKey).toBe(2);
   });
+
+  it('once started, serves an entry up to two TTLs after its last read (the refresh has a whole TTL)', async () => {
+    const db = fakeRepo();
+    db.add(1);
+    const cache = new Accounts(db.repo, 10_000);
+    cache.start();
+    try {
+      await cache.lookup('key1', 0);
+      await cache.lookup('key1', 19_999);
+      expect(db.calls.tokenByKey).toBe(1);
+      await cache.lookup('key1', 20_000);
+      expect(db.calls.tokenByKey).toBe(2);
+    } finally {
+      cache.stop();
+    }
+  });
 });

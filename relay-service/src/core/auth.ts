@@ -52,11 +52,12 @@ const REFRESH_CHUNK = 1_000;
 
 /**
  * Token + owner cache keyed by the token key. The console drops entries at once when it changes a token or a
- * user (invalidate); the TTL is the safety net. Entries in use are refreshed in bulk every half TTL (a few
- * queries of a thousand keys), so a request never waits on PostgreSQL for a known key even with 10,000 active
- * tokens — one query pair per expiring entry was the scale cost of issue 7's 10k-token configuration. When a
- * refresh fails, entries go stale after the TTL and are read one by one again, as before. Entries unused for
- * `idleMs` are dropped instead of refreshed.
+ * user (invalidate); the TTL bounds how old the data of an entry may be otherwise. Once started, the cache
+ * re-reads every entry in use in bulk once per TTL (a few queries of a thousand keys), so a request never waits
+ * on PostgreSQL for a known key even with 10,000 active tokens — one query pair per expiring entry was the
+ * scale cost of issue 7's 10k-token configuration — and an entry is served until two TTLs after its last read,
+ * which leaves the refresh a whole TTL to run. When refreshes fail, entries go stale and are read one by one
+ * again, as before. Entries unused for `idleMs` are dropped instead of refreshed.
  */
 export class Accounts {
   readonly #repo: AccountsRepo;
@@ -75,10 +76,7 @@ export class Accounts {
   /** Starts the periodic bulk refresh (not with a TTL of 0, which means "no cache"). */
   start(): void {
     if (this.#timer || this.#ttlMs <= 0) return;
-    this.#timer = setInterval(
-      () => void this.refresh().catch(() => {}),
-      Math.max(50, Math.floor(this.#ttlMs / 2)),
-    );
+    this.#timer = setInterval(() => void this.refresh().catch(() => {}), Math.max(50, this.#ttlMs));
     this.#timer.unref?.();
   }
 
@@ -93,7 +91,7 @@ export class Accounts {
 
   async lookup(key: string, now = Date.now()): Promise<{ token: TokenRecord; user: UserRecord } | null> {
     const hit = this.#byKey.get(key);
-    if (hit && now - hit.at < this.#ttlMs) {
+    if (hit && now - hit.at < (this.#timer ? 2 * this.#ttlMs : this.#ttlMs)) {
       hit.usedAt = now;
       return hit;
     }
