@@ -106,12 +106,7 @@ export class RedisStore implements RelayStore {
 
   /** Waits up to `timeoutMs` for the first connection; false when Redis is not reachable yet. */
   async waitUntilReady(timeoutMs: number): Promise<boolean> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-    });
-    await Promise.race([this.#connecting, timeout]);
-    clearTimeout(timer);
+    await fulfilsWithin(this.#connecting, timeoutMs);
     return this.#client.isReady;
   }
 
@@ -127,13 +122,7 @@ export class RedisStore implements RelayStore {
     clearInterval(this.#watchdog);
     if (this.#client.isReady) {
       // close() waits for every queued command: a Redis that stopped answering would hold it forever.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const gaveUp = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), this.#commandTimeoutMs);
-      });
-      const closed = await Promise.race([this.#client.close().catch(() => 'failed' as const), gaveUp]);
-      clearTimeout(timer);
-      if (closed !== undefined) this.#client.destroy();
+      if (!(await fulfilsWithin(this.#client.close(), this.#commandTimeoutMs))) this.#client.destroy();
     } else if (this.#client.isOpen) {
       this.#client.destroy();
     }
@@ -377,6 +366,25 @@ export class RedisStore implements RelayStore {
     );
     timer.unref?.();
     return timer;
+  }
+}
+
+/** True when `promise` fulfils within `ms`; false when it rejects or the time runs out first. */
+async function fulfilsWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
