@@ -1,32 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Accounts, type AccountsRepo } from './auth.ts';
 import type { TokenRecord, UserRecord } from './repo.ts';
+import { tokenRecord, userRecord } from './testing.ts';
 
-const token = (id: number, over: Partial<TokenRecord> = {}): TokenRecord => ({
-  id,
-  userId: id,
-  key: `key${id}`,
-  name: `t${id}`,
-  status: 1,
-  remainQuota: 100,
-  unlimitedQuota: false,
-  expiredTime: -1,
-  modelLimitsEnabled: false,
-  modelLimits: [],
-  allowIps: '',
-  group: '',
-  ...over,
-});
-const user = (id: number, over: Partial<UserRecord> = {}): UserRecord => ({
-  id,
-  username: `u${id}`,
-  group: 'default',
-  quota: 1000,
-  role: 1,
-  status: 1,
-  setting: {},
-  ...over,
-});
+const token = (id: number, over: Partial<TokenRecord> = {}): TokenRecord =>
+  tokenRecord({ id, userId: id, key: `key${id}`, name: `t${id}`, remainQuota: 100, ...over });
+const user = (id: number, over: Partial<UserRecord> = {}): UserRecord =>
+  userRecord({ id, username: `u${id}`, quota: 1000, ...over });
 
 /** A database of tokens and users that counts the reads of each kind. */
 function fakeRepo() {

@@ -3,6 +3,7 @@ import { checkToken, extractKey, ipAllowed, parseKey } from './auth.ts';
 import { buildSnapshot, Catalog, selectChannel } from './catalog.ts';
 import type { RelayError } from './errors.ts';
 import type { AbilityRecord, ChannelRecord, TokenRecord, UserRecord } from './repo.ts';
+import { tokenRecord, userRecord } from './testing.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 
 const channel = (id: number, over: Partial<ChannelRecord> = {}): ChannelRecord => ({
@@ -185,31 +186,8 @@ describe('keys and token checks', () => {
     expect(ipAllowed('10.0.0.0/8', '')).toBe(false);
   });
 
-  const token = (over: Partial<TokenRecord> = {}): TokenRecord => ({
-    id: 1,
-    userId: 1,
-    key: 'k',
-    name: 't',
-    status: 1,
-    remainQuota: 10,
-    unlimitedQuota: false,
-    expiredTime: -1,
-    modelLimitsEnabled: false,
-    modelLimits: [],
-    allowIps: '',
-    group: '',
-    ...over,
-  });
-  const user = (over: Partial<UserRecord> = {}): UserRecord => ({
-    id: 1,
-    username: 'u',
-    group: 'default',
-    quota: 10,
-    role: 1,
-    status: 1,
-    setting: {},
-    ...over,
-  });
+  const token = tokenRecord;
+  const user = userRecord;
   const opts = { usableGroups: { default: '', vip: '' }, groupRatio: { default: 1, vip: 2 } };
   const ctx = { ip: '1.1.1.1', now: 1_000_000, pinnedChannelId: null, model: 'm' };
   const refuse = (f: () => unknown) => {
