@@ -500,6 +500,26 @@ describe('reportUsage', () => {
     expect(JSON.parse(row?.other ?? '')).toEqual({ note: 'a ? b \\ c' });
   });
 
+  it('bills text that PostgreSQL cannot store as it is (a lone surrogate, NUL) instead of failing the batch', async () => {
+    const f = await seed();
+    const acks = await reportUsage(deps, [
+      event({
+        requestId: 'odd-1',
+        userId: f.userId,
+        modelName: 'gpt\ud800-x',
+        content: 'a\u0000b',
+        quota: 5,
+      }),
+      event({ requestId: 'odd-2', userId: f.userId, quota: 6 }),
+    ]);
+    expect(acks.map((a) => a.status)).toEqual(['accepted', 'accepted']);
+    const rows = await sql<{ model_name: string; content: string }>(
+      'select model_name, content from logs order by request_id',
+    );
+    expect(rows[0]).toEqual({ model_name: 'gpt\ufffd-x', content: 'ab' });
+    expect(await userRow(f.userId)).toMatchObject({ usedQuota: 11 });
+  });
+
   it('bills 500 events with a handful of statements', async () => {
     const f = await seed();
     const events = Array.from({ length: 500 }, (_, i) =>

@@ -270,17 +270,22 @@ async function applyBatch(
 
   // 2. The idempotency record: only the rows inserted now are billed.
   const ledgerRows = (await tx.execute(
-    'insert into usage_ledger (request_id, user_id, token_id, quota, kind, created_at) values ' +
-      `${valuesList(known.length, ['', 'int', 'int', 'bigint', 'smallint', 'bigint'])} ` +
+    'insert into usage_ledger (request_id, user_id, token_id, quota, kind, created_at) ' +
+      'select r, u, t, q, k, c from json_to_recordset(?::json) ' +
+      'as v(r text, u int, t int, q bigint, k smallint, c bigint) ' +
       'on conflict (request_id) do nothing returning request_id',
-    known.flatMap((p) => [
-      p.event.requestId,
-      p.event.userId,
-      p.event.tokenId,
-      p.event.quota,
-      p.kind,
-      p.createdAt,
-    ]),
+    [
+      JSON.stringify(
+        known.map((p) => ({
+          r: text(p.event.requestId),
+          u: p.event.userId,
+          t: p.event.tokenId,
+          q: p.event.quota,
+          k: p.kind,
+          c: p.createdAt,
+        })),
+      ),
+    ],
   )) as { request_id: string }[];
   const inserted = new Set(ledgerRows.map((r) => r.request_id));
   const fresh = known.filter((p) => inserted.has(p.event.requestId));
@@ -429,78 +434,52 @@ async function insertLogs(tx: EntityManager, events: Prepared[], names: Names): 
     await readNames(tx, query, channelIds, names.channels);
   }
 
-  const columns = [
-    'user_id',
-    'created_at',
-    'type',
-    'content',
-    'username',
-    'token_name',
-    'token_id',
-    'model_name',
-    'quota',
-    'prompt_tokens',
-    'completion_tokens',
-    'use_time',
-    'is_stream',
-    'channel_id',
-    'channel_name',
-    '"group"',
-    'other',
-    'request_id',
-    'ip',
-  ];
-  const casts = [
-    'int',
-    'bigint',
-    'smallint',
-    '',
-    '',
-    '',
-    'int',
-    '',
-    'bigint',
-    'int',
-    'int',
-    'int',
-    'boolean',
-    'int',
-    '',
-    '',
-    '',
-    '',
-    '',
-  ];
-  const params = events.flatMap((p) => {
+  const rows = events.map((p) => {
     const e = p.event;
     const test = p.kind === UsageKind.ChannelTest;
-    const tokenName = e.tokenName || (test ? CHANNEL_TEST_LOG_NAME : (names.tokens.get(e.tokenId) ?? ''));
-    return [
-      e.userId,
-      p.createdAt,
-      LogType.Consume,
-      e.content || (test ? CHANNEL_TEST_LOG_NAME : ''),
-      names.usernames.get(e.userId) ?? '',
-      tokenName,
-      e.tokenId,
-      e.modelName,
-      e.quota,
-      p.promptTokens,
-      p.completionTokens,
-      Math.round(e.useTimeMs / 1000),
-      e.isStream,
-      p.channelId,
-      names.channels.get(p.channelId) ?? '',
-      e.group,
-      p.other,
-      e.requestId,
-      e.ip,
-    ];
+    return {
+      u: e.userId,
+      c: p.createdAt,
+      y: LogType.Consume,
+      ct: text(e.content || (test ? CHANNEL_TEST_LOG_NAME : '')),
+      un: text(names.usernames.get(e.userId) ?? ''),
+      tn: text(e.tokenName || (test ? CHANNEL_TEST_LOG_NAME : (names.tokens.get(e.tokenId) ?? ''))),
+      t: e.tokenId,
+      m: text(e.modelName),
+      q: e.quota,
+      pt: p.promptTokens,
+      ctk: p.completionTokens,
+      ut: Math.round(e.useTimeMs / 1000),
+      s: e.isStream,
+      ch: p.channelId,
+      cn: text(names.channels.get(p.channelId) ?? ''),
+      g: text(e.group),
+      o: text(p.other),
+      r: text(e.requestId),
+      ip: text(e.ip),
+    };
   });
+  // The whole batch is one JSON parameter: PostgreSQL parses one literal instead of ~20 per row, and the
+  // ORM (which inlines parameters into the SQL text) escapes one string instead of every value.
   await tx.execute(
-    `insert into logs (${columns.join(', ')}) values ${valuesList(events.length, casts)}`,
-    params,
+    'insert into logs (user_id, created_at, type, content, username, token_name, token_id, model_name, quota, ' +
+      'prompt_tokens, completion_tokens, use_time, is_stream, channel_id, channel_name, "group", other, ' +
+      'request_id, ip) ' +
+      'select u, c, y, ct, un, tn, t, m, q, pt, ctk, ut, s, ch, cn, g, o, r, ip from json_to_recordset(?::json) ' +
+      'as v(u int, c bigint, y smallint, ct text, un text, tn text, t int, m text, q bigint, pt int, ctk int, ' +
+      'ut int, s boolean, ch int, cn text, g text, o text, r text, ip text)',
+    [JSON.stringify(rows)],
   );
+}
+
+/**
+ * A string as PostgreSQL text accepts it from JSON: lone UTF-16 surrogates become U+FFFD (what a UTF-8 encoder
+ * writes for them) and NUL characters are dropped (text cannot hold them). Without this one odd model name or
+ * user agent would fail its whole batch on every retry.
+ */
+function text(s: string): string {
+  const wellFormed = s.isWellFormed() ? s : s.toWellFormed();
+  return wellFormed.includes('\0') ? wellFormed.replaceAll('\0', '') : wellFormed;
 }
 
 /** Runs `fn` again (a few times) when PostgreSQL aborted it as a deadlock or serialization failure. */
