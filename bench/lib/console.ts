@@ -252,8 +252,24 @@ async function reconcile(sinceId: number) {
   };
 }
 
+const OTHER_JSON = JSON.stringify({
+  model_ratio: 0.075,
+  group_ratio: 1,
+  completion_ratio: 4,
+  cache_tokens: 0,
+  cache_ratio: 1,
+  cache_creation_tokens: 0,
+  cache_creation_ratio: 1,
+  model_price: -1,
+  reasoning_tokens: 0,
+  frt: 0,
+  admin_info: { use_channel: ['1'] },
+});
+
 /** Bills `batches` x `batchSize` events (sequentially, `parallel` callers at once) and times it. */
+let settleRuns = 0;
 async function settle(batches: number, batchSize: number, parallel: number) {
+  const run0 = settleRuns++;
   const deps = { em: () => stack.orm.em.fork(), options: stack.options };
   let next = 0;
   const start = performance.now();
@@ -263,7 +279,7 @@ async function settle(batches: number, batchSize: number, parallel: number) {
       const b = next++;
       if (b >= batches) return;
       const events: UsageEventInput[] = Array.from({ length: batchSize }, (_, i) => ({
-        requestId: `bench-${process.pid}-${b}-${i}`,
+        requestId: `bench-${process.pid}-${run0}-${b}-${i}`,
         userId: user.id,
         tokenId: token.id,
         channelIds: [channel.id],
@@ -275,12 +291,13 @@ async function settle(batches: number, batchSize: number, parallel: number) {
         useTimeMs: 3,
         frtMs: 0,
         group: 'default',
-        otherJson: '',
+        // What the relay sends for a priced call (relay-service/src/core/pricing.ts priceDetails/priceContent).
+        otherJson: OTHER_JSON,
         createdAtMs: Date.now(),
         ip: '127.0.0.1',
-        tokenName: 'bench',
+        tokenName: '',
         kind: UsageKind.Consume,
-        content: '',
+        content: 'model ratio 0.075, completion ratio 4, group ratio 1',
       }));
       const acks = await reportUsage(deps, events);
       accepted += acks.filter((a) => a.status === 'accepted').length;
