@@ -224,22 +224,33 @@ return 1
 
 /**
  * ackOutbox. ARGV: prefix, then per entry: id, userId, tokenId ('' = none), amount. XDEL's count tells which
- * ack removed the entry, so a duplicate ack (two Billing replies, a retry) cannot lower pend twice.
+ * ack removed the entry, so a duplicate ack (two Billing replies, a retry) cannot lower pend twice. pend and the
+ * generation change once per account of the batch.
  * Returns how many entries were removed.
  */
 const ACK_OUTBOX = `${PRELUDE}
 local removed = 0
+-- Released amounts per account, applied once per account (a batch is mostly a few accounts' calls).
+local sums, accounts = {}, {}
+local function owe(kind, id, amount)
+  local k = kind .. id
+  if not sums[k] then
+    sums[k] = 0
+    accounts[#accounts + 1] = {kind, id, k}
+  end
+  sums[k] = sums[k] + tonumber(amount)
+end
 for i = 2, #ARGV, 4 do
   local id, userId, tokenId, amount = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   if redis.call('XDEL', OUTBOX, id) == 1 then
     removed = removed + 1
-    addPend('u', userId, neg(amount))
-    redis.call('INCR', genKey('u', userId))
-    if tokenId ~= '' then
-      addPend('t', tokenId, neg(amount))
-      redis.call('INCR', genKey('t', tokenId))
-    end
+    owe('u', userId, amount)
+    if tokenId ~= '' then owe('t', tokenId, amount) end
   end
+end
+for _, a in ipairs(accounts) do
+  addPend(a[1], a[2], string.format('%d', -sums[a[3]]))
+  redis.call('INCR', genKey(a[1], a[2]))
 end
 return removed
 `;

@@ -480,6 +480,46 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       expect(await reloaded(s, TOKEN, 900)).toBe(900);
     });
 
+    it('acks a batch of several accounts and calls: each pend falls by its own sum, generations move', async () => {
+      const s = await open();
+      const OTHER = { kind: 'user', id: USER.id + 1 } as const;
+      await seed(s, USER, 10_000);
+      await seed(s, TOKEN, 10_000);
+      await seed(s, OTHER, 10_000);
+      const calls = [
+        { requestId: 'a1', userId: USER.id, tokenId: TOKEN.id, hold: 300, amount: 120 },
+        { requestId: 'a2', userId: OTHER.id, tokenId: null, hold: 50, amount: 75 },
+        { requestId: 'a3', userId: USER.id, tokenId: TOKEN.id, hold: 10, amount: 10 },
+        { requestId: 'a4', userId: USER.id, tokenId: null, hold: 0, amount: 7 },
+      ];
+      const acks = [];
+      for (const c of calls) {
+        await s.reserve(
+          reserveReq({ requestId: c.requestId, userId: c.userId, tokenId: c.tokenId, amount: c.hold }),
+        );
+        const { entryId } = await s.settle(
+          settleReq({ requestId: c.requestId, userId: c.userId, tokenId: c.tokenId, amount: c.amount }),
+        );
+        acks.push({ id: entryId, userId: c.userId, tokenId: c.tokenId, amount: c.amount });
+      }
+      // Settled but not acknowledged: pend holds the final amounts.
+      expect(await reloaded(s, USER, 10_000)).toBe(10_000 - 137);
+      expect(await reloaded(s, TOKEN, 10_000)).toBe(10_000 - 130);
+      expect(await reloaded(s, OTHER, 10_000)).toBe(10_000 - 75);
+      const gens = await Promise.all([USER, TOKEN, OTHER].map((a) => s.balanceGeneration(a)));
+
+      // One ack for everything; a1 again in a second, overlapping ack changes nothing more.
+      await s.ackOutbox(acks);
+      await s.ackOutbox([acks[0]!]);
+      expect(await s.outboxPending(T0 + 1_000, 10)).toEqual([]);
+      const after = await Promise.all([USER, TOKEN, OTHER].map((a) => s.balanceGeneration(a)));
+      after.forEach((g, i) => expect(g).toBeGreaterThan(gens[i]!));
+      // Billing committed them: pend is 0 again for each account.
+      expect(await reloaded(s, USER, 10_000 - 137)).toBe(10_000 - 137);
+      expect(await reloaded(s, TOKEN, 10_000 - 130)).toBe(10_000 - 130);
+      expect(await reloaded(s, OTHER, 10_000 - 75)).toBe(10_000 - 75);
+    });
+
     it('acks an empty batch without effect', async () => {
       const s = await open();
       await expect(s.ackOutbox([])).resolves.toBeUndefined();
