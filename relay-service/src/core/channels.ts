@@ -17,6 +17,7 @@ import type { ChannelRecord, Repo } from './repo.ts';
 import { countPromptTokens } from './tokenize.ts';
 import { disableReason } from './upstream.ts';
 import type { usage as makeUsage } from './usage.ts';
+import { encodeUsagePayload } from './usage-payload.ts';
 
 export type ChannelTestResult = {
   channelId: number;
@@ -223,7 +224,7 @@ export class ChannelOps {
       kind: UsageKind.USAGE_KIND_CHANNEL_TEST,
       content: priceContent(price),
     });
-    const payload = JSON.stringify(UsageEvent.toJSON(event));
+    const payload = encodeUsagePayload(event);
     try {
       const { entryId } = await d.store.settle({
         requestId,

@@ -40,6 +40,7 @@ import { countPromptTokens, countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 import { fetchClient, type UpstreamClient, type UpstreamReply, undiciClient } from './upstream-client.ts';
 import { usage as makeUsage, type Usage } from './usage.ts';
+import { encodeUsagePayload } from './usage-payload.ts';
 
 export type RelayCall = {
   endpoint: Endpoint;
@@ -618,7 +619,7 @@ export class RelayCore {
       kind: UsageKind.USAGE_KIND_CONSUME,
       content: priceContent(ctx.price, u),
     });
-    const payload = JSON.stringify(UsageEvent.toJSON(event));
+    const payload = encodeUsagePayload(event);
     let entryId: string;
     try {
       ({ entryId } = await d.store.settle({

@@ -1,18 +1,21 @@
 /**
  * The relay's client of the console's BillingService. Generated types stop here: the outbox works with
- * payload strings (UsageEvent JSON) and plain ack results.
+ * payload strings (core/usage-payload.ts) and plain ack results.
  */
+import { Buffer } from 'node:buffer';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import {
   BillingServiceClient,
+  BillingServiceService,
+  type ReportUsageResponse,
   UsageAckStatus,
-  UsageEvent,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
+import { reportUsageRequestBytes } from '../core/usage-payload.ts';
 
 export type AckResult = { requestId: string; status: 'accepted' | 'duplicate' | 'rejected'; message: string };
 
 export type BillingReporter = {
-  /** Reports events (UsageEvent JSON payloads); resolves with one ack per handled event. */
+  /** Reports events (outbox payloads); resolves with one ack per handled event. */
   report(payloads: readonly string[], timeoutMs: number): Promise<AckResult[]>;
   close(): void;
 };
@@ -32,17 +35,28 @@ export function createBillingReporter(address: string): BillingReporter {
   });
   return {
     report(payloads, timeoutMs) {
-      const events = payloads.map((p) => UsageEvent.fromJSON(JSON.parse(p)));
+      // The request is spliced from the payloads' stored bytes; the generated method would decode and
+      // re-encode every event.
+      const { path, responseDeserialize } = BillingServiceService.reportUsage;
+      const request = Buffer.from(reportUsageRequestBytes(payloads));
       return new Promise((resolve, reject) => {
-        client.reportUsage({ events }, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
-          if (err) return reject(err);
-          resolve(
-            res.acks.flatMap((a) => {
-              const status = statuses[a.status];
-              return status ? [{ requestId: a.requestId, status, message: a.message }] : [];
-            }),
-          );
-        });
+        client.makeUnaryRequest<Buffer, ReportUsageResponse>(
+          path,
+          (bytes) => bytes,
+          responseDeserialize,
+          request,
+          new Metadata(),
+          { deadline: Date.now() + timeoutMs },
+          (err, res) => {
+            if (err || !res) return reject(err ?? new Error('ReportUsage answered nothing'));
+            resolve(
+              res.acks.flatMap((a) => {
+                const status = statuses[a.status];
+                return status ? [{ requestId: a.requestId, status, message: a.message }] : [];
+              }),
+            );
+          },
+        );
       });
     },
     close() {
