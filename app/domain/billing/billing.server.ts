@@ -193,8 +193,14 @@ function prepare(e: UsageEventInput, index: number): Prepared | string {
     channelId,
     promptTokens: usage.promptTokens,
     completionTokens: usage.completionTokens,
-    other: e.otherJson === '' && !fillsOther(e) ? '' : JSON.stringify(completeOther(other, e)),
+    other: e.otherJson === '' && !fillsOther(e) ? '' : otherText(e, other),
   };
+}
+
+/** other_json with what the event's own fields add; the relay's text as it is when that adds nothing. */
+function otherText(e: UsageEventInput, parsed: Record<string, unknown>): string {
+  const full = completeOther(parsed, e);
+  return full === parsed && e.otherJson !== '' ? e.otherJson : JSON.stringify(full);
 }
 
 function fillsOther(e: UsageEventInput): boolean {
@@ -208,20 +214,21 @@ function fillsOther(e: UsageEventInput): boolean {
  * when the relay did not put them in other_json already; what the relay wrote wins.
  */
 function completeOther(other: Record<string, unknown>, e: UsageEventInput): Record<string, unknown> {
-  const out = { ...other };
-  if (!('frt' in out) && e.frtMs > 0) out.frt = e.frtMs;
+  const add: Record<string, unknown> = {};
+  if (!('frt' in other) && e.frtMs > 0) add.frt = e.frtMs;
   if (e.upstreamModel !== '' && e.upstreamModel !== e.modelName) {
-    if (!('is_model_mapped' in out)) out.is_model_mapped = true;
-    if (!('upstream_model_name' in out)) out.upstream_model_name = e.upstreamModel;
+    if (!('is_model_mapped' in other)) add.is_model_mapped = true;
+    if (!('upstream_model_name' in other)) add.upstream_model_name = e.upstreamModel;
   }
   if (e.channelIds.length > 0) {
-    const admin = out.admin_info;
-    if (admin === undefined) out.admin_info = { use_channel: e.channelIds.map(String) };
+    const admin = other.admin_info;
+    if (admin === undefined) add.admin_info = { use_channel: e.channelIds.map(String) };
     else if (admin && typeof admin === 'object' && !Array.isArray(admin) && !('use_channel' in admin)) {
-      out.admin_info = { ...admin, use_channel: e.channelIds.map(String) };
+      add.admin_info = { ...admin, use_channel: e.channelIds.map(String) };
     }
   }
-  return out;
+  // The relay's own events carry all of it already: then `other` itself comes back.
+  return Object.keys(add).length > 0 ? { ...other, ...add } : other;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
