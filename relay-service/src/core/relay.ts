@@ -9,6 +9,7 @@ import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/b
 import type { Logger } from '../log.ts';
 import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { chatStreamToGemini, chatToGemini, geminiToChat } from '../providers/bridges/gemini-chat.ts';
+import { type FrameTransformer, frameRunner } from '../providers/frames.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
   ChannelConfig,
@@ -38,7 +39,13 @@ import type { ChannelRecord, Repo } from './repo.ts';
 import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
 import { countPromptTokens, countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
-import { fetchClient, type UpstreamClient, type UpstreamReply, undiciClient } from './upstream-client.ts';
+import {
+  fetchClient,
+  type UpstreamChunks,
+  type UpstreamClient,
+  type UpstreamReply,
+  undiciClient,
+} from './upstream-client.ts';
 import { usage as makeUsage, type Usage } from './usage.ts';
 import { encodeUsagePayload } from './usage-payload.ts';
 
@@ -88,7 +95,7 @@ const STREAMING: ReadonlySet<Endpoint> = new Set([
 type InboundBridge = {
   toChat(body: Record<string, unknown>, stream: boolean): Record<string, unknown>;
   fromChat(chatJson: string, model: string): string;
-  streamFromChat(model: string): TransformStream<Uint8Array, Uint8Array>;
+  streamFromChat(model: string): FrameTransformer;
 };
 
 /** Keyed by the inbound endpoint. These formats also have their own stream framing (no `data: [DONE]`). */
@@ -437,7 +444,7 @@ export class RelayCore {
     }
 
     const headers = new Headers({ 'x-request-id': ctx.requestId });
-    const upstreamBody = stream ? res.stream() : null;
+    const upstreamBody = stream ? res.chunks() : null;
     if (upstreamBody) {
       // RELAY_UPSTREAM_TIMEOUT_MS bounds a stream's gaps, not its length: long reasoning streams must survive.
       ctl.endDeadline();
@@ -490,16 +497,17 @@ export class RelayCore {
     ctx: SettleCtx,
     adaptor: ProviderAdaptor,
     input: RelayInput,
-    upstreamBody: ReadableStream<Uint8Array>,
+    upstream: UpstreamChunks,
     headers: Headers,
     bridge: InboundBridge | null,
     release: () => void = () => {},
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
-    const converted = upstreamBody.pipeThrough(conv.transform);
-    const reader = (
-      bridge ? converted.pipeThrough(bridge.streamFromChat(ctx.call.model)) : converted
-    ).getReader();
+    // The conversions run inline on each upstream read: a frame reaches the client stream in the same tick it
+    // arrived, with no Web Stream or pipe per stage in between.
+    const runner = frameRunner(
+      bridge ? [conv.transformer, bridge.streamFromChat(ctx.call.model)] : [conv.transformer],
+    );
     let frtMs = 0;
     let finished: Promise<void> | null = null;
     const finish = () => {
@@ -522,44 +530,50 @@ export class RelayCore {
     // One idle timer per stream (not a timer and a Promise per frame): armed when a pull starts waiting on the
     // upstream; if it fires while that read is pending, the upstream is cancelled, which ends the read.
     const idle = idleTimer(idleMs, () => {
-      reader.cancel(new Error('stream idle timeout')).catch(() => {});
+      upstream.cancel(new Error('stream idle timeout')).catch(() => {});
     });
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         try {
-          idle.arm();
-          const next = await reader.read();
-          if (idle.disarm()) throw new Error('stream idle timeout');
-          if (next.done) {
-            // Settle before the client sees the end: a relay killed in between leaves a cut stream, not an
-            // unbilled complete one.
-            await finish();
-            controller.close();
-            return;
+          // Upstream chunks that complete no frame (a partial SSE event) produce nothing: read on.
+          for (;;) {
+            idle.arm();
+            const next = await upstream.read();
+            if (idle.disarm()) throw new Error('stream idle timeout');
+            const out = next.done ? runner.end() : runner.push(next.value);
+            if (!frtMs && conv.tally().sawFirstToken) frtMs = this.#now() - ctx.started;
+            if (
+              stopWords.length > 0 &&
+              findSensitive(conv.tally().completionText.slice(-scanTail), stopWords).length > 0
+            ) {
+              // StopOnSensitiveEnabled: end the answer here (billed for what was produced), as a clean stream end.
+              await upstream.cancel().catch(() => {});
+              if (!BRIDGES[ctx.call.endpoint])
+                controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
+              controller.close();
+              await finish();
+              return;
+            }
+            for (const chunk of out) controller.enqueue(chunk);
+            if (next.done) {
+              // Settle before the client sees the end: a relay killed in between leaves a cut stream, not an
+              // unbilled complete one.
+              await finish();
+              controller.close();
+              return;
+            }
+            if (out.length > 0) return;
           }
-          if (!frtMs && conv.tally().sawFirstToken) frtMs = this.#now() - ctx.started;
-          if (
-            stopWords.length > 0 &&
-            findSensitive(conv.tally().completionText.slice(-scanTail), stopWords).length > 0
-          ) {
-            // StopOnSensitiveEnabled: end the answer here (billed for what was produced), as a clean stream end.
-            await reader.cancel().catch(() => {});
-            if (!BRIDGES[ctx.call.endpoint]) controller.enqueue(new TextEncoder().encode('data: [DONE]\n\n'));
-            controller.close();
-            await finish();
-            return;
-          }
-          controller.enqueue(next.value);
         } catch (err) {
           this.#d.log.warn(`stream ${ctx.requestId} ended early: ${(err as Error).message}`);
-          await reader.cancel().catch(() => {});
+          await upstream.cancel().catch(() => {});
           await finish();
           controller.close();
         }
       },
       cancel: async (reason) => {
         // The client went away: stop the upstream and bill what was produced.
-        await reader.cancel(reason).catch(() => {});
+        await upstream.cancel(reason).catch(() => {});
         await finish();
       },
     });

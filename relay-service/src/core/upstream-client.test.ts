@@ -90,7 +90,7 @@ describe.each(clients)('upstream client (%s)', (_name, client) => {
 
   it('streams frames as they arrive', async () => {
     const res = await client.send(req('/stream'), AbortSignal.timeout(5000));
-    const reader = res.stream()!.getReader();
+    const reader = res.chunks()!;
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toBe('data: 1\n\n');
     let rest = '';
@@ -102,7 +102,7 @@ describe.each(clients)('upstream client (%s)', (_name, client) => {
   it('cancelling a stream mid-read closes the upstream connection', async () => {
     closed.length = 0;
     const res = await client.send(req('/open'), AbortSignal.timeout(5000));
-    const reader = res.stream()!.getReader();
+    const reader = res.chunks()!;
     await reader.read();
     const pending = reader.read();
     await reader.cancel();

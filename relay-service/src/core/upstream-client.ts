@@ -13,8 +13,15 @@ export type UpstreamReply = {
   bytes(): Promise<Uint8Array>;
   /** The whole body as text (consumes it). */
   text(): Promise<string>;
-  /** The body as a web stream for streamed replies (consumes it); null when there is none. */
-  stream(): ReadableStream<Uint8Array> | null;
+  /** The body chunk by chunk as it arrives, for streamed replies (consumes it); null when there is none. */
+  chunks(): UpstreamChunks | null;
+};
+
+/** A streamed body read one upstream chunk at a time. */
+export type UpstreamChunks = {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+  /** Stops reading and closes the upstream; a pending or later read then ends (done). */
+  cancel(reason?: unknown): Promise<void>;
 };
 
 export type UpstreamClient = {
@@ -31,7 +38,7 @@ export function fetchClient(f: typeof fetch): UpstreamClient {
         headers: res.headers,
         bytes: async () => new Uint8Array(await res.arrayBuffer()),
         text: () => res.text(),
-        stream: () => res.body,
+        chunks: () => (res.body ? webChunks(res.body) : null),
       };
     },
   };
@@ -109,7 +116,7 @@ export function undiciClient(fallback: UpstreamClient): UpstreamClient {
         headers: toHeaders(res.headers),
         bytes: () => collect(resBody),
         text: async () => decoder.decode(await collect(resBody)),
-        stream: () => toWebStream(resBody),
+        chunks: () => nodeChunks(resBody),
       };
     },
   };
@@ -153,20 +160,36 @@ async function collect(body: NodeBody): Promise<Uint8Array> {
   return out;
 }
 
-/** A pull-driven web stream over a Node body: one chunk per read, so frames are not held back. */
-function toWebStream(body: NodeBody): ReadableStream<Uint8Array> {
+/** A Node body chunk by chunk (one upstream read per chunk, so frames are not held back). */
+function nodeChunks(body: NodeBody): UpstreamChunks {
   const it = body[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
+  let cancelled = false;
+  return {
+    async read() {
+      try {
         const next = await it.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel() {
-        drop(body);
-      },
+        return next.done ? { done: true } : { done: false, value: next.value };
+      } catch (err) {
+        // Destroying the body fails the pending read; after a cancel that is just the end.
+        if (cancelled) return { done: true };
+        throw err;
+      }
     },
-    { highWaterMark: 0 },
-  );
+    async cancel() {
+      cancelled = true;
+      drop(body);
+    },
+  };
+}
+
+/** A web stream (fetch's body) chunk by chunk. */
+function webChunks(body: ReadableStream<Uint8Array>): UpstreamChunks {
+  const reader = body.getReader();
+  return {
+    async read() {
+      const next = await reader.read();
+      return next.done ? { done: true } : { done: false, value: next.value };
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
 }

@@ -1,5 +1,6 @@
 /** Helpers for adaptor golden tests (imported by *.test.ts only). */
 import { readFileSync } from 'node:fs';
+import { frameRunner } from './frames.ts';
 import type { ChannelConfig, RelayInput, StreamConversion, StreamTally } from './types.ts';
 
 export function channel(partial: Partial<ChannelConfig> = {}): ChannelConfig {
@@ -40,11 +41,15 @@ export async function runStream(
   conv: StreamConversion,
   chunks: Uint8Array[],
 ): Promise<{ bytes: Uint8Array; text: string; tally: StreamTally }> {
-  const reading = new Response(conv.transform.readable).arrayBuffer();
-  const writer = conv.transform.writable.getWriter();
-  for (const c of chunks) await writer.write(c);
-  await writer.close();
-  const bytes = new Uint8Array(await reading);
+  // The relay's own way of running a conversion (core/relay.ts), and the pipeline form must agree with it.
+  const runner = frameRunner([conv.transformer]);
+  const parts = [...chunks.flatMap((c) => runner.push(c)), ...runner.end()];
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
   return { bytes, text: new TextDecoder().decode(bytes), tally: conv.tally() };
 }
 

@@ -6,6 +6,7 @@
  * tests, plus one line in providers/registry.ts.
  */
 import type { Usage } from '../core/usage.ts';
+import type { FrameTransformer } from './frames.ts';
 
 /** OpenAI-format operations the relay serves. */
 export type Endpoint =
@@ -115,8 +116,11 @@ export type StreamTally = {
 };
 
 export type StreamConversion = {
-  /** Upstream bytes in, client SSE bytes out (OpenAI `data: {...}\n\n` lines, ending with `data: [DONE]`). */
-  transform: TransformStream<Uint8Array, Uint8Array>;
+  /**
+   * Upstream bytes in, client SSE bytes out (OpenAI `data: {...}\n\n` lines, ending with `data: [DONE]`), run
+   * synchronously on each upstream chunk (frames.ts).
+   */
+  transformer: FrameTransformer;
   tally(): StreamTally;
 };
 

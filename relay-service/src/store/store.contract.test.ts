@@ -513,7 +513,7 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       await s.ackOutbox([acks[0]!]);
       expect(await s.outboxPending(T0 + 1_000, 10)).toEqual([]);
       const after = await Promise.all([USER, TOKEN, OTHER].map((a) => s.balanceGeneration(a)));
-      after.forEach((g, i) => expect(g).toBeGreaterThan(gens[i]!));
+      for (const [i, g] of after.entries()) expect(g).toBeGreaterThan(gens[i]!);
       // Billing committed them: pend is 0 again for each account.
       expect(await reloaded(s, USER, 10_000 - 137)).toBe(10_000 - 137);
       expect(await reloaded(s, TOKEN, 10_000 - 130)).toBe(10_000 - 130);

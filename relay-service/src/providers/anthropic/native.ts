@@ -98,7 +98,7 @@ export function nativeStream(): StreamConversion {
     }
   };
   return {
-    transform: new TransformStream({
+    transformer: {
       transform(bytes, controller) {
         read(decoder.push(bytes));
         controller.enqueue(bytes);
@@ -106,7 +106,7 @@ export function nativeStream(): StreamConversion {
       flush() {
         read(decoder.end());
       },
-    }),
+    },
     tally: () => ({
       usage: sawUsage ? claudeUsage(parts) : null,
       completionText: text.join(''),

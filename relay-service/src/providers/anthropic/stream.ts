@@ -6,6 +6,7 @@
  * error chunk). The usage chunk is sent only when the client asked for it; `[DONE]` ends the stream once.
  */
 import type { Usage } from '../../core/usage.ts';
+import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, num, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { SseDecoder } from '../sse.ts';
@@ -167,10 +168,7 @@ export function claudeStreamConversion(input: RelayInput, now: () => number = Da
     return out;
   }
 
-  const handle = (
-    controller: TransformStreamDefaultController<Uint8Array>,
-    events: ReturnType<SseDecoder['push']>,
-  ) => {
+  const handle = (controller: FrameSink, events: ReturnType<SseDecoder['push']>) => {
     for (const ev of events) {
       let data: unknown;
       try {
@@ -184,7 +182,7 @@ export function claudeStreamConversion(input: RelayInput, now: () => number = Da
     }
   };
 
-  const transform = new TransformStream<Uint8Array, Uint8Array>({
+  const transformer: FrameTransformer = {
     transform(bytes, controller) {
       handle(controller, decoder.push(bytes));
     },
@@ -192,10 +190,10 @@ export function claudeStreamConversion(input: RelayInput, now: () => number = Da
       handle(controller, decoder.end());
       for (const bytes of finish()) controller.enqueue(bytes);
     },
-  });
+  };
 
   return {
-    transform,
+    transformer,
     tally: () => ({ usage: tallyUsage(), completionText: text.join(''), sawFirstToken }),
   };
 }

@@ -6,6 +6,7 @@
  * upstream is not returned as thinking for the same reason.
  */
 
+import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, num, type Obj, str } from '../json.ts';
 import { SseDecoder } from '../sse.ts';
 
@@ -172,7 +173,7 @@ export function chatToClaude(chatJson: string, model: string): string {
 }
 
 /** OpenAI chat chunks (SSE bytes) → Claude's stream events (SSE bytes). */
-export function chatStreamToClaude(model: string): TransformStream<Uint8Array, Uint8Array> {
+export function chatStreamToClaude(model: string): FrameTransformer {
   const decoder = new SseDecoder();
   const encoder = new TextEncoder();
   let started = false;
@@ -283,10 +284,7 @@ export function chatStreamToClaude(model: string): TransformStream<Uint8Array, U
     if (str(choice.finish_reason)) stopReason = STOP[str(choice.finish_reason)] ?? 'end_turn';
   }
 
-  const handle = (
-    events: ReturnType<SseDecoder['push']>,
-    controller: TransformStreamDefaultController<Uint8Array>,
-  ) => {
+  const handle = (events: ReturnType<SseDecoder['push']>, controller: FrameSink) => {
     const out: Uint8Array[] = [];
     for (const ev of events) {
       const data = ev.data.trim();
@@ -304,7 +302,7 @@ export function chatStreamToClaude(model: string): TransformStream<Uint8Array, U
     for (const b of out) controller.enqueue(b);
   };
 
-  return new TransformStream({
+  return {
     transform(bytes, controller) {
       handle(decoder.push(bytes), controller);
     },
@@ -314,5 +312,5 @@ export function chatStreamToClaude(model: string): TransformStream<Uint8Array, U
       finish(out);
       for (const b of out) controller.enqueue(b);
     },
-  });
+  };
 }

@@ -6,6 +6,7 @@
  * upstream comes back as `thought: true` parts. Google-only tools (search, code execution) are dropped.
  */
 
+import type { FrameTransformer } from '../frames.ts';
 import { isObject, num, type Obj, str } from '../json.ts';
 import { SseDecoder } from '../sse.ts';
 
@@ -302,7 +303,7 @@ type ChoiceState = {
 };
 
 /** OpenAI chat chunks (SSE bytes) → Gemini `data: {GenerateContentResponse}` events (what alt=sse streams). */
-export function chatStreamToGemini(model: string): TransformStream<Uint8Array, Uint8Array> {
+export function chatStreamToGemini(model: string): FrameTransformer {
   const decoder = new SseDecoder();
   const encoder = new TextEncoder();
   const choices = new Map<number, ChoiceState>();
@@ -396,7 +397,7 @@ export function chatStreamToGemini(model: string): TransformStream<Uint8Array, U
     }
   };
 
-  return new TransformStream({
+  return {
     transform(bytes, controller) {
       const out: Uint8Array[] = [];
       handle(decoder.push(bytes), out);
@@ -408,5 +409,5 @@ export function chatStreamToGemini(model: string): TransformStream<Uint8Array, U
       finish(out);
       for (const b of out) controller.enqueue(b);
     },
-  });
+  };
 }

@@ -59,7 +59,7 @@ export function nativeStream(): StreamConversion {
     }
   };
   return {
-    transform: new TransformStream({
+    transformer: {
       transform(bytes, controller) {
         read(decoder.push(bytes));
         controller.enqueue(bytes);
@@ -67,7 +67,7 @@ export function nativeStream(): StreamConversion {
       flush() {
         read(decoder.end());
       },
-    }),
+    },
     tally: () => ({ usage, completionText: text.join(''), sawFirstToken }),
   };
 }

@@ -7,6 +7,7 @@
  * `[DONE]` ends the stream once.
  */
 import type { Usage } from '../../core/usage.ts';
+import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { SseDecoder } from '../sse.ts';
@@ -130,10 +131,7 @@ export function geminiStreamConversion(input: RelayInput, now: () => number = Da
     return out;
   }
 
-  const handle = (
-    controller: TransformStreamDefaultController<Uint8Array>,
-    events: ReturnType<SseDecoder['push']>,
-  ) => {
+  const handle = (controller: FrameSink, events: ReturnType<SseDecoder['push']>) => {
     for (const ev of events) {
       let data: unknown;
       try {
@@ -147,7 +145,7 @@ export function geminiStreamConversion(input: RelayInput, now: () => number = Da
     }
   };
 
-  const transform = new TransformStream<Uint8Array, Uint8Array>({
+  const transformer: FrameTransformer = {
     transform(bytes, controller) {
       handle(controller, decoder.push(bytes));
     },
@@ -155,10 +153,10 @@ export function geminiStreamConversion(input: RelayInput, now: () => number = Da
       handle(controller, decoder.end());
       for (const bytes of finish()) controller.enqueue(bytes);
     },
-  });
+  };
 
   return {
-    transform,
+    transformer,
     tally: () => ({ usage: lastUsage, completionText: text.join(''), sawFirstToken }),
   };
 }

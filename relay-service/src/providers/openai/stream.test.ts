@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { usage } from '../../core/usage.ts';
+import { frameRunner } from '../frames.ts';
 import { fixture, fixtureText, relayInput, runStream, splitAt } from '../testing.ts';
 import type { RelayInput } from '../types.ts';
 import { openaiAdaptor } from './adaptor.ts';
@@ -41,16 +42,13 @@ describe('OpenAI chat stream conversion', () => {
     const src = fixture(here, 'chat-stream.sse');
     const firstEvent = src.subarray(0, fixtureText(here, 'chat-stream.sse').indexOf('\n\n') + 2);
     const conv = openaiAdaptor.streamConversion(chatInput());
-    const writer = conv.transform.writable.getWriter();
-    const reader = conv.transform.readable.getReader();
-    // Read while writing: the readable side has no buffer, so a lone write waits for its reader.
-    const w1 = writer.write(firstEvent);
-    expect((await reader.read()).value).toEqual(firstEvent);
-    await w1;
+    const runner = frameRunner([conv.transformer]);
+    // Each upstream frame comes out as soon as it went in.
+    expect(runner.push(firstEvent)).toEqual([firstEvent]);
     expect(conv.tally()).toEqual({ usage: null, completionText: '', sawFirstToken: false });
-    const w2 = writer.write(enc.encode('data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'));
-    await reader.read();
-    await w2;
+    expect(
+      runner.push(enc.encode('data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n')),
+    ).toHaveLength(1);
     expect(conv.tally().sawFirstToken).toBe(true);
   });
 

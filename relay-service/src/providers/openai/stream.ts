@@ -1,4 +1,5 @@
 import type { Usage } from '../../core/usage.ts';
+import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { encodeSseEvent, SseDecoder, type SseEvent } from '../sse.ts';
 import type { RelayInput, StreamConversion, StreamTally } from '../types.ts';
@@ -113,13 +114,13 @@ export function openAIStreamConversion(input: RelayInput): StreamConversion {
   const tally = new Tally();
   const handler = input.endpoint === 'responses' ? responsesHandler(tally) : chatHandler(input, tally);
   const decoder = new SseDecoder();
-  const forward = (events: SseEvent[], controller: TransformStreamDefaultController<Uint8Array>) => {
+  const forward = (events: SseEvent[], controller: FrameSink) => {
     for (const ev of events) {
       const out = handler.event(ev, parseJson(ev.data));
       if (out) controller.enqueue(out);
     }
   };
-  const transform = new TransformStream<Uint8Array, Uint8Array>({
+  const transformer: FrameTransformer = {
     transform(chunk, controller) {
       forward(decoder.push(chunk), controller);
     },
@@ -128,6 +129,6 @@ export function openAIStreamConversion(input: RelayInput): StreamConversion {
       const tail = handler.end();
       if (tail) controller.enqueue(tail);
     },
-  });
-  return { transform, tally: () => tally.snapshot() };
+  };
+  return { transformer, tally: () => tally.snapshot() };
 }
