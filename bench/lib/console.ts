@@ -15,6 +15,9 @@
  * Ops: settle (Billing settle rate), snapshot and reconcile (billing figures for the soak), disableToken,
  * createChannel and setChannelStatus (scale: admin changes), close (drops the database).
  */
+
+import { priceContent, priceDetails, priceTablesFrom, resolvePrice } from '@switchyard/relay/core/pricing.ts';
+import { usage as makeUsage } from '@switchyard/relay/core/usage.ts';
 import { reportUsage, type UsageEventInput, UsageKind } from '#app/domain/billing/billing.server.ts';
 import {
   type ChannelsCtx,
@@ -252,24 +255,29 @@ async function reconcile(sinceId: number) {
   };
 }
 
-const OTHER_JSON = JSON.stringify({
-  model_ratio: 0.075,
-  group_ratio: 1,
-  completion_ratio: 4,
-  cache_tokens: 0,
-  cache_ratio: 1,
-  cache_creation_tokens: 0,
-  cache_creation_ratio: 1,
-  model_price: -1,
-  reasoning_tokens: 0,
-  frt: 0,
-  admin_info: { use_channel: ['1'] },
-});
+/** What the relay writes into a priced gpt-4o-mini call's event (the relay's own pricing functions). */
+function relayDetails(channelId: number) {
+  const price = resolvePrice(priceTablesFrom(stack.options), 'gpt-4o-mini', 'default');
+  if (!price) throw new Error('gpt-4o-mini has no price in the bench options');
+  const u = makeUsage({ promptTokens: 12, completionTokens: 9 });
+  return {
+    otherJson: JSON.stringify(
+      priceDetails(price, u, {
+        frtMs: 0,
+        channelIds: [channelId],
+        requestModel: 'gpt-4o-mini',
+        usageEstimated: false,
+      }),
+    ),
+    content: priceContent(price, u),
+  };
+}
 
 /** Bills `batches` x `batchSize` events (sequentially, `parallel` callers at once) and times it. */
 let settleRuns = 0;
 async function settle(batches: number, batchSize: number, parallel: number) {
   const run0 = settleRuns++;
+  const details = relayDetails(channel.id);
   const deps = { em: () => stack.orm.em.fork(), options: stack.options };
   let next = 0;
   const start = performance.now();
@@ -291,13 +299,12 @@ async function settle(batches: number, batchSize: number, parallel: number) {
         useTimeMs: 3,
         frtMs: 0,
         group: 'default',
-        // What the relay sends for a priced call (relay-service/src/core/pricing.ts priceDetails/priceContent).
-        otherJson: OTHER_JSON,
+        otherJson: details.otherJson,
         createdAtMs: Date.now(),
         ip: '127.0.0.1',
         tokenName: '',
         kind: UsageKind.Consume,
-        content: 'model ratio 0.075, completion ratio 4, group ratio 1',
+        content: details.content,
       }));
       const acks = await reportUsage(deps, events);
       accepted += acks.filter((a) => a.status === 'accepted').length;
