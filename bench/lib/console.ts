@@ -273,8 +273,10 @@ function relayDetails(channelId: number) {
   };
 }
 
-/** Bills `batches` x `batchSize` events (sequentially, `parallel` callers at once) and times it. */
+/** Settle runs so far: request ids stay unique across runs of one console. */
 let settleRuns = 0;
+
+/** Bills `batches` x `batchSize` events (sequentially, `parallel` callers at once) and times it. */
 async function settle(batches: number, batchSize: number, parallel: number) {
   const run0 = settleRuns++;
   const details = relayDetails(channel.id);

@@ -4,12 +4,9 @@ import {
   UsageKind,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeUsagePayload,
-  encodeUsagePayload,
-  reportUsageRequestBytes,
-  usagePayloadBytes,
-} from './usage-payload.ts';
+import { encodeUsagePayload, reportUsageRequestBytes, usagePayloadBytes } from './usage-payload.ts';
+
+const decode = (payload: string) => UsageEvent.decode(usagePayloadBytes(payload));
 
 const event = (requestId: string) =>
   UsageEvent.fromPartial({
@@ -38,13 +35,13 @@ describe('usage payloads', () => {
     const e = event('r1');
     const payload = encodeUsagePayload(e);
     expect(payload.startsWith('pb:')).toBe(true);
-    expect(decodeUsagePayload(payload)).toEqual(e);
+    expect(decode(payload)).toEqual(e);
   });
 
   it('still reads UsageEvent JSON payloads written by earlier relays', () => {
     const e = event('r-json');
     const legacy = JSON.stringify(UsageEvent.toJSON(e));
-    expect(decodeUsagePayload(legacy)).toEqual(e);
+    expect(decode(legacy)).toEqual(e);
     expect(usagePayloadBytes(legacy)).toEqual(UsageEvent.encode(e).finish());
   });
 

@@ -19,10 +19,6 @@ export function usagePayloadBytes(payload: string): Uint8Array {
   return UsageEvent.encode(UsageEvent.fromJSON(JSON.parse(payload))).finish();
 }
 
-export function decodeUsagePayload(payload: string): UsageEvent {
-  return UsageEvent.decode(usagePayloadBytes(payload));
-}
-
 /**
  * A switchyard.billing.v1.ReportUsageRequest carrying these payloads' events (`repeated UsageEvent events = 1`):
  * each event is field 1, length-delimited, exactly as ReportUsageRequest.encode writes it.
