@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkHealth } from '../relay-service/src/grpc/health.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dev = process.argv.includes('--dev');
@@ -60,6 +61,23 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
     const child = spawn(cmd, args, { cwd: root, env, stdio: 'inherit' });
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`))));
   });
+}
+
+/**
+ * Both processes start in parallel and the relay may come up after the console; "ready" is printed once each
+ * answers gRPC health with SERVING, so scripts (and the launcher's test) know when the whole product is up.
+ */
+async function waitUntilServing(addresses: string[], timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (const address of addresses) {
+    for (;;) {
+      if (stopping) return;
+      const status = await checkHealth(address, { timeoutMs: 1_000 }).catch(() => 'DOWN');
+      if (status === 'SERVING') break;
+      if (Date.now() > deadline) throw new Error(`${address} did not answer gRPC health in time (${status})`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 const children: ChildProcess[] = [];
@@ -132,6 +150,8 @@ try {
   spawnChild('relay', ['relay-service/src/main.ts']);
   spawnChild('console', ['scripts/serve-console.ts', ...(dev ? ['--dev'] : [])]);
   log(`console on http://127.0.0.1:${env.PORT} (model API paths are forwarded to the relay)`);
+  await waitUntilServing([env.BILLING_GRPC_URL, env.RELAY_GRPC_URL]);
+  if (!stopping) log('ready: console and relay answer gRPC health');
 } catch (err) {
   console.error('[switchyard] failed to start:', err);
   await shutdown(1);

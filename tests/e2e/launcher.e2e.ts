@@ -50,6 +50,11 @@ async function waitUntilUp(url: string, l: Launch, timeoutMs = 90_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (l.child.exitCode !== null) throw new Error(`launcher exited early:\n${l.output()}`);
+    // The launcher prints "ready" once both processes answer gRPC health; the relay may start after the console.
+    if (!l.output().includes('[switchyard] ready')) {
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
     try {
       const res = await fetch(`${url}/api/status`);
       if (res.ok) return;
