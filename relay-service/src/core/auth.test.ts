@@ -12,27 +12,25 @@ const user = (id: number, over: Partial<UserRecord> = {}): UserRecord =>
 function fakeRepo() {
   const tokens = new Map<string, TokenRecord>();
   const users = new Map<number, UserRecord>();
-  const calls = { tokenByKey: 0, userById: 0, tokensByKeys: [] as number[], usersByIds: 0 };
+  const calls = { accountByKey: 0, accountsByKeys: [] as number[] };
   let gate: Promise<void> | null = null;
+  // A token counts only with a live owner, as the repo's join does.
+  const account = (key: string) => {
+    const token = tokens.get(key);
+    const user = token ? users.get(token.userId) : undefined;
+    return token && user ? { token, user } : null;
+  };
   const repo: AccountsRepo = {
-    async tokenByKey(key) {
-      calls.tokenByKey++;
-      return tokens.get(key) ?? null;
+    async accountByKey(key) {
+      calls.accountByKey++;
+      return account(key);
     },
-    async userById(id) {
-      calls.userById++;
-      return users.get(id) ?? null;
-    },
-    async tokensByKeys(keys) {
-      calls.tokensByKeys.push(keys.length);
+    async accountsByKeys(keys) {
+      calls.accountsByKeys.push(keys.length);
       // Read first, then wait: a refresh that raced with an admin change holds the old rows.
-      const rows = keys.flatMap((k) => (tokens.has(k) ? [tokens.get(k)!] : []));
+      const rows = keys.flatMap((k) => account(k) ?? []);
       if (gate) await gate;
       return rows;
-    },
-    async usersByIds(ids) {
-      calls.usersByIds++;
-      return ids.flatMap((id) => (users.has(id) ? [users.get(id)!] : []));
     },
   };
   const add = (id: number) => {
@@ -64,34 +62,36 @@ describe('account cache', () => {
     for (let id = 1; id <= 2_500; id++) db.add(id);
     const cache = new Accounts(db.repo, 10_000);
     for (let id = 1; id <= 2_500; id++) await cache.lookup(`key${id}`, 1_000);
-    expect(db.calls.tokenByKey).toBe(2_500);
+    expect(db.calls.accountByKey).toBe(2_500);
 
     db.tokens.set('key7', token(7, { status: 2 }));
     db.users.set(8, user(8, { quota: 5 }));
     await cache.refresh(6_000);
-    // Chunks of 1,000 keys: three reads of tokens, three of their users.
-    expect(db.calls.tokensByKeys).toEqual([1_000, 1_000, 500]);
-    expect(db.calls.usersByIds).toBe(3);
+    // Chunks of 1,000 keys: three reads, each of tokens with their owners.
+    expect(db.calls.accountsByKeys).toEqual([1_000, 1_000, 500]);
 
     // Past the first TTL, yet served from the refreshed entries with the new rows and no single reads.
     expect((await cache.lookup('key7', 12_000))?.token.status).toBe(2);
     expect((await cache.lookup('key8', 12_000))?.user.quota).toBe(5);
-    expect(db.calls.tokenByKey).toBe(2_500);
+    expect(db.calls.accountByKey).toBe(2_500);
   });
 
   it('drops entries whose token or user is gone, and entries nobody used for idleMs', async () => {
     const db = fakeRepo();
-    for (const id of [1, 2, 3]) db.add(id);
+    for (const id of [1, 2, 3, 4]) db.add(id);
     const cache = new Accounts(db.repo, 10_000, { idleMs: 60_000 });
     await cache.lookup('key1', 0);
     await cache.lookup('key2', 0);
     await cache.lookup('key3', 50_000);
+    await cache.lookup('key4', 50_000);
     db.tokens.delete('key1');
+    db.users.delete(4);
     await cache.refresh(70_000);
-    // key1 deleted, key2 idle for 70 s: neither is kept; key3 was refreshed.
-    expect(db.calls.tokensByKeys).toEqual([1]);
+    // key1 deleted, key4's owner deleted, key2 idle for 70 s: none is kept; key3 was refreshed.
+    expect(db.calls.accountsByKeys).toEqual([2]);
     expect(cache.size).toBe(1);
     expect(await cache.lookup('key1', 70_001)).toBeNull();
+    expect(await cache.lookup('key4', 70_001)).toBeNull();
   });
 
   it('never brings back an entry invalidated while a refresh was reading', async () => {
@@ -115,9 +115,9 @@ describe('account cache', () => {
     const cache = new Accounts(db.repo, 10_000);
     await cache.lookup('key1', 0);
     await cache.lookup('key1', 9_999);
-    expect(db.calls.tokenByKey).toBe(1);
+    expect(db.calls.accountByKey).toBe(1);
     await cache.lookup('key1', 10_000);
-    expect(db.calls.tokenByKey).toBe(2);
+    expect(db.calls.accountByKey).toBe(2);
   });
 
   it('once started, serves an entry up to two TTLs after its last read (the refresh has a whole TTL)', async () => {
@@ -128,9 +128,9 @@ describe('account cache', () => {
     try {
       await cache.lookup('key1', 0);
       await cache.lookup('key1', 19_999);
-      expect(db.calls.tokenByKey).toBe(1);
+      expect(db.calls.accountByKey).toBe(1);
       await cache.lookup('key1', 20_000);
-      expect(db.calls.tokenByKey).toBe(2);
+      expect(db.calls.accountByKey).toBe(2);
     } finally {
       cache.stop();
     }

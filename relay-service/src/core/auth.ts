@@ -45,7 +45,7 @@ export function parseKey(raw: string): { key: string; channelId: number | null }
 type Cached = { token: TokenRecord; user: UserRecord; at: number; usedAt: number };
 
 /** What the account cache reads: one key on a miss, and many at once for the periodic refresh. */
-export type AccountsRepo = Pick<Repo, 'tokenByKey' | 'userById' | 'tokensByKeys' | 'usersByIds'>;
+export type AccountsRepo = Pick<Repo, 'accountByKey' | 'accountsByKeys'>;
 
 /** Keys refreshed per query. */
 const REFRESH_CHUNK = 1_000;
@@ -95,14 +95,12 @@ export class Accounts {
       hit.usedAt = now;
       return hit;
     }
-    const token = await this.#repo.tokenByKey(key);
-    if (!token) {
+    const found = await this.#repo.accountByKey(key);
+    if (!found) {
       this.#byKey.delete(key);
       return null;
     }
-    const user = await this.#repo.userById(token.userId);
-    if (!user) return null;
-    const entry = { token, user, at: now, usedAt: now };
+    const entry = { token: found.token, user: found.user, at: now, usedAt: now };
     this.#byKey.set(key, entry);
     if (this.#byKey.size > 100_000) this.#byKey.delete(this.#byKey.keys().next().value as string);
     return entry;
@@ -128,17 +126,13 @@ export class Accounts {
     const keys = [...before.keys()];
     for (let i = 0; i < keys.length; i += REFRESH_CHUNK) {
       const chunk = keys.slice(i, i + REFRESH_CHUNK);
-      const tokens = await this.#repo.tokensByKeys(chunk);
-      const users = await this.#repo.usersByIds([...new Set(tokens.map((t) => t.userId))]);
-      const tokenByKey = new Map(tokens.map((t) => [t.key, t]));
-      const userById = new Map(users.map((u) => [u.id, u]));
+      const byKey = new Map((await this.#repo.accountsByKeys(chunk)).map((a) => [a.token.key, a]));
       for (const key of chunk) {
         const old = before.get(key);
         if (!old || this.#byKey.get(key) !== old) continue;
-        const token = tokenByKey.get(key);
-        const user = token ? userById.get(token.userId) : undefined;
-        if (!token || !user) this.#byKey.delete(key);
-        else this.#byKey.set(key, { token, user, at: now, usedAt: old.usedAt });
+        const found = byKey.get(key);
+        if (!found) this.#byKey.delete(key);
+        else this.#byKey.set(key, { token: found.token, user: found.user, at: now, usedAt: old.usedAt });
       }
     }
   }
