@@ -319,6 +319,34 @@ for (const store of ['memory', 'redis'] as const) {
         }
       });
 
+    it("a new account's first call loads the user and token balances together (two reserves, not three)", async () => {
+      const a = await account({ quota: 7_000_000, remainQuota: 3_000_000 });
+      const s = relay().store;
+      const reserve = s.reserve;
+      const results: string[] = [];
+      s.reserve = async (req) => {
+        const r = await reserve.call(s, req);
+        if (req.userId === a.userId)
+          results.push(r.ok ? 'ok' : `${r.reason}:${'account' in r ? r.account.kind : ''}`);
+        return r;
+      };
+      try {
+        fake.on({ model: 'ratio-only', respond: { usage: { prompt_tokens: 10, completion_tokens: 10 } } });
+        await a.client.chat.completions.create({
+          model: 'ratio-only',
+          messages: [{ role: 'user', content: 'hello' }],
+        });
+      } finally {
+        s.reserve = reserve;
+      }
+      expect(results).toEqual(['balance_unknown:user', 'ok']);
+      // Both balances were loaded from PostgreSQL and charged: (10 + 10)·2 = 40.
+      const after = await state(a);
+      expect(after.storeBalance).toBe(7_000_000 - 40);
+      expect(after.tokenRemain).toBe(3_000_000 - 40);
+      expect(await relay().store.balance({ kind: 'token', id: a.tokenId })).toBe(3_000_000 - 40);
+    });
+
     it('model ratio only: (prompt + completion)·model ratio, completion ratio defaults to 1', async () => {
       const a = await account();
       const before = await state(a);

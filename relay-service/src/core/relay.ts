@@ -266,7 +266,16 @@ export class RelayCore {
         .catch((err: unknown) => Promise.reject(storeUnavailable(err)));
       if (r.ok) return;
       if (r.reason === 'balance_unknown') {
-        await this.loadBalance(r.account).catch((err: unknown) => Promise.reject(storeUnavailable(err)));
+        // The store checks the user first; a user it does not know usually comes with a token it does not know
+        // either (a first call, or both balances expired), so both load at once: one reserve less and the two
+        // reads in parallel. Loading a balance the store already has changes nothing (loadBalance never
+        // overwrites one).
+        const accounts: AccountRef[] = [r.account];
+        if (r.account.kind === 'user' && req.tokenId !== null)
+          accounts.push({ kind: 'token', id: req.tokenId });
+        await Promise.all(accounts.map((a) => this.loadBalance(a))).catch((err: unknown) =>
+          Promise.reject(storeUnavailable(err)),
+        );
         continue;
       }
       if (r.reason === 'rate_limited')
