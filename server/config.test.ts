@@ -18,7 +18,15 @@ describe('loadConsoleConfig', () => {
       TURNSTILE_VERIFY_URL: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
       CRITICAL_RATE_LIMIT: 20,
       CRITICAL_RATE_LIMIT_DURATION: 1200,
+      USAGE_LEDGER_RETENTION_DAYS: 30,
     });
+    expect(
+      loadConsoleConfig({ DATABASE_URL: 'postgres://u@h/db', USAGE_LEDGER_RETENTION_DAYS: '0' })
+        .USAGE_LEDGER_RETENTION_DAYS,
+    ).toBe(0);
+    expect(() =>
+      loadConsoleConfig({ DATABASE_URL: 'postgres://u@h/db', USAGE_LEDGER_RETENTION_DAYS: '-1' }),
+    ).toThrow(/USAGE_LEDGER_RETENTION_DAYS/);
   });
 
   it('reads the auth settings', () => {

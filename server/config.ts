@@ -30,6 +30,8 @@ const ConsoleEnv = z.object({
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),
+  /** Days a usage_ledger row (Billing's idempotency record) is kept; 0 keeps them all. */
+  USAGE_LEDGER_RETENTION_DAYS: z.coerce.number().min(0).default(30),
   MIGRATE_ON_START: z
     .enum(['true', 'false'])
     .default('true')

@@ -16,6 +16,7 @@ import { initOrm } from '@switchyard/db/orm.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { Hono } from 'hono';
 import { createClient } from 'redis';
+import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
 import {
   CLIENT_IP_HEADER,
   createMemoryRateLimiter,
@@ -115,6 +116,11 @@ export async function startConsole(
     billing: { em: () => orm.em.fork(), options },
   });
 
+  const pruning = schedulePruning(() => orm.em.fork(), {
+    retentionDays: config.USAGE_LEDGER_RETENTION_DAYS,
+    log,
+  });
+
   // Remix: the built server bundle in production; Vite's dev server (HMR) with --dev.
   let build: ServerBuild | (() => Promise<ServerBuild>);
   let vite: import('vite').ViteDevServer | undefined;
@@ -177,6 +183,7 @@ export async function startConsole(
         (server as import('node:http').Server).closeIdleConnections?.();
       });
       await grpc.stop();
+      await pruning.stop();
       relay.close();
       await vite?.close();
       await pubsub.close();
