@@ -144,15 +144,16 @@ function toToken(r: Record<string, unknown>): TokenRecord {
 
 const USER_SELECT = `select id, username, "group", quota, role, status, setting from users`;
 
-function toUser(r: Record<string, unknown>): UserRecord {
+/** `prefix`: the user columns' alias prefix when the row also holds a token (ACCOUNT_SELECT). */
+function toUser(r: Record<string, unknown>, prefix = ''): UserRecord {
   return {
-    id: num(r.id),
-    username: String(r.username),
-    group: String(r.group || 'default'),
-    quota: num(r.quota),
-    role: num(r.role),
-    status: num(r.status),
-    setting: jsonObject(r.setting),
+    id: num(r[`${prefix}id`]),
+    username: String(r[`${prefix}username`]),
+    group: String(r[`${prefix}group`] || 'default'),
+    quota: num(r[`${prefix}quota`]),
+    role: num(r[`${prefix}role`]),
+    status: num(r[`${prefix}status`]),
+    setting: jsonObject(r[`${prefix}setting`]),
   };
 }
 
@@ -163,23 +164,12 @@ export type AccountRecord = { token: TokenRecord; user: UserRecord };
 // miss costs one round trip and a refresh one query per chunk instead of a tokens and a users query each.
 const ACCOUNT_SELECT = `select t.id, t.user_id, t.key, t.name, t.status, t.remain_quota, t.unlimited_quota,
                 t.expired_time, t.model_limits_enabled, t.model_limits, t.allow_ips, t."group",
-                u.username as u_username, u."group" as u_group, u.quota as u_quota, u.role as u_role,
+                u.id as u_id, u.username as u_username, u."group" as u_group, u.quota as u_quota, u.role as u_role,
                 u.status as u_status, u.setting as u_setting
            from tokens t join users u on u.id = t.user_id and u.deleted_at is null`;
 
 function toAccount(r: Record<string, unknown>): AccountRecord {
-  return {
-    token: toToken(r),
-    user: {
-      id: num(r.user_id),
-      username: String(r.u_username),
-      group: String(r.u_group || 'default'),
-      quota: num(r.u_quota),
-      role: num(r.u_role),
-      status: num(r.u_status),
-      setting: jsonObject(r.u_setting),
-    },
-  };
+  return { token: toToken(r), user: toUser(r, 'u_') };
 }
 
 export function createRepo(sql: Sql) {
