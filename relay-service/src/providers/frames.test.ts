@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FrameTransformer, frameRunner, transformStream } from './frames.ts';
+import { type FrameTransformer, frameRunner } from './frames.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -51,15 +51,5 @@ describe('frameRunner', () => {
     const r = frameRunner([]);
     expect(text(r.push(enc.encode('raw')))).toEqual(['raw']);
     expect(r.end()).toEqual([]);
-  });
-
-  it('gives the same bytes as the TransformStream form of the same converter', async () => {
-    const input = ['he', 'llo\nwor', 'ld\n', 'tail'];
-    const r = frameRunner([lines('eof')]);
-    const direct = [...input.flatMap((c) => r.push(enc.encode(c))), ...r.end()];
-    const piped = await new Response(
-      new Blob(input).stream().pipeThrough(transformStream(lines('eof'))),
-    ).text();
-    expect(text(direct).join('')).toBe(piped);
   });
 });

@@ -1,8 +1,7 @@
 /**
  * Stream conversions as plain synchronous functions. A converter gets each upstream chunk and enqueues what the
  * client should receive before it returns, so the relay runs a chain of them inline on every upstream read (no
- * Web Stream, pipe or promise per stage between an upstream frame and the client); `transformStream` wraps one
- * for a consumer that wants a pipeline.
+ * Web Stream, pipe or promise per stage between an upstream frame and the client).
  */
 
 /** Where a converter puts its output (a TransformStream controller is one). */
@@ -53,12 +52,4 @@ export function frameRunner(stages: readonly FrameTransformer[]): FrameRunner {
       return take();
     },
   };
-}
-
-/** One converter as a TransformStream. */
-export function transformStream(t: FrameTransformer): TransformStream<Uint8Array, Uint8Array> {
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform: (chunk, controller) => t.transform(chunk, controller),
-    flush: (controller) => t.flush?.(controller),
-  });
 }

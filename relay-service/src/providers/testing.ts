@@ -41,7 +41,7 @@ export async function runStream(
   conv: StreamConversion,
   chunks: Uint8Array[],
 ): Promise<{ bytes: Uint8Array; text: string; tally: StreamTally }> {
-  // The relay's own way of running a conversion (core/relay.ts), and the pipeline form must agree with it.
+  // The relay's own way of running a conversion (core/relay.ts).
   const runner = frameRunner([conv.transformer]);
   const parts = [...chunks.flatMap((c) => runner.push(c)), ...runner.end()];
   const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
