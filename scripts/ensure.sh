@@ -7,8 +7,7 @@ cd "$(dirname "$0")/.."
 marker=node_modules/.package-lock.json
 if [ ! -f "$marker" ] || [ package-lock.json -nt "$marker" ] || [ ! -x node_modules/.bin/node ]; then
   echo "switchyard: installing the locked dependencies…" >&2
-  # `npm install` rather than `npm ci`: the registry mirror here lacks some platform-specific optional packages
-  # (for example @biomejs/cli-darwin-arm64), so the lockfile cannot list them and `npm ci` refuses it as out of
-  # sync. With an in-sync lockfile, `npm install` installs exactly the locked versions and changes nothing.
-  npm install --no-audit --no-fund --loglevel=error
+  # `npm ci`: installs exactly what package-lock.json lists and never rewrites it, so the README's commands leave
+  # the work tree clean (scripts/lockfile.test.ts checks that npm accepts the lockfile as in sync).
+  npm ci --no-audit --no-fund --loglevel=error
 fi
