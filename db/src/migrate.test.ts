@@ -9,6 +9,7 @@ import {
   recreateDatabase,
   type TestDatabase,
   testDatabaseUrl,
+  workerId,
 } from './testing.ts';
 
 describe('migrations', () => {
@@ -56,7 +57,7 @@ describe('migrations', () => {
 
   it('serializes concurrent runs with an advisory lock', async () => {
     const server = testDatabaseUrl();
-    const name = `sy_test_${process.env.VITEST_POOL_ID ?? process.pid}_concurrent`;
+    const name = `sy_test_${workerId()}_concurrent`;
     const url = await recreateDatabase(server, name);
     const a = await MikroORM.init(createOrmConfig(url, { poolMax: 3 }));
     const b = await MikroORM.init(createOrmConfig(url, { poolMax: 3 }));

@@ -26,8 +26,13 @@ export function testRedisPrefix(): string {
   return `sy_test_${workerId()}:`;
 }
 
-function workerId(): string {
-  return process.env.VITEST_POOL_ID ?? String(process.pid);
+/**
+ * The vitest worker, prefixed by TEST_NAMESPACE when set, so that several test runs on one machine (engineers
+ * working side by side) use disjoint databases and Redis keys.
+ */
+export function workerId(): string {
+  const ns = process.env.TEST_NAMESPACE?.replace(/[^a-z0-9]/gi, '').toLowerCase();
+  return `${ns ? `${ns}_` : ''}${process.env.VITEST_POOL_ID ?? String(process.pid)}`;
 }
 
 /** `url` with its database name replaced. */
