@@ -2,7 +2,11 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AppLoadContext } from '@remix-run/server-runtime';
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import type { MailTransport } from '#app/domain/mail/mailer.server.ts';
-import type { CriticalLimitConfig, RateLimiter } from '#app/domain/security/rate-limit.server.ts';
+import type {
+  CriticalLimitConfig,
+  LoginBackoffConfig,
+  RateLimiter,
+} from '#app/domain/security/rate-limit.server.ts';
 import type { RelayClient } from '#app/grpc/relay-client.server.ts';
 
 /**
@@ -17,7 +21,7 @@ export type ConsoleServices = {
   /** unix seconds */
   startedAt: number;
   /**
-   * Limiter of the critical endpoints (Redis-backed when REDIS_URL is set). Optional so that services built
+   * Limiter of the critical endpoints and of the login back-off per account (Redis-backed when REDIS_URL is set). Optional so that services built
    * in tests need not carry one: a process-wide in-memory limiter is used then.
    */
   limiter?: RateLimiter;
@@ -34,6 +38,8 @@ export type AuthEnv = {
   turnstileVerifyUrl: string;
   /** CRITICAL_RATE_LIMIT / CRITICAL_RATE_LIMIT_DURATION */
   criticalLimit: CriticalLimitConfig;
+  /** LOGIN_BACKOFF_FAILURES / LOGIN_BACKOFF_MAX (DEFAULT_LOGIN_BACKOFF when absent) */
+  loginBackoff?: LoginBackoffConfig;
 };
 
 declare module '@remix-run/server-runtime' {

@@ -48,6 +48,23 @@ describe('loadConsoleConfig', () => {
     );
   });
 
+  it('reads the login back-off per account (5 failures, 300 s cap by default; 0 turns it off)', () => {
+    expect(loadConsoleConfig({ DATABASE_URL: 'postgres://u@h/db' })).toMatchObject({
+      LOGIN_BACKOFF_FAILURES: 5,
+      LOGIN_BACKOFF_MAX: 300,
+    });
+    expect(
+      loadConsoleConfig({
+        DATABASE_URL: 'postgres://u@h/db',
+        LOGIN_BACKOFF_FAILURES: '0',
+        LOGIN_BACKOFF_MAX: '60',
+      }),
+    ).toMatchObject({ LOGIN_BACKOFF_FAILURES: 0, LOGIN_BACKOFF_MAX: 60 });
+    expect(() => loadConsoleConfig({ DATABASE_URL: 'postgres://u@h/db', LOGIN_BACKOFF_MAX: '0' })).toThrow(
+      /LOGIN_BACKOFF_MAX/,
+    );
+  });
+
   it('names every bad variable in one error', () => {
     let error: unknown;
     try {

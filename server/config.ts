@@ -30,6 +30,10 @@ const ConsoleEnv = z.object({
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),
+  /** Consecutive failed logins of one account before each attempt waits 1 s, 2 s, 4 s, ...; 0 = off. */
+  LOGIN_BACKOFF_FAILURES: z.coerce.number().int().min(0).max(1000).default(5),
+  /** Longest of those waits, in seconds. */
+  LOGIN_BACKOFF_MAX: z.coerce.number().int().min(1).max(86_400).default(300),
   /** Days a usage_ledger row (Billing's idempotency record) is kept; 0 keeps them all. */
   USAGE_LEDGER_RETENTION_DAYS: z.coerce.number().min(0).default(30),
   MIGRATE_ON_START: z

@@ -82,8 +82,8 @@ export async function startConsole(
   const options = new OptionService({ orm, pubsub });
   await options.load();
 
-  // Critical-endpoint limits (login, register, e-mail code, reset, OAuth callbacks): shared through Redis
-  // when there is one, so every replica counts the same client.
+  // Critical-endpoint limits (login, register, e-mail code, reset, OAuth callbacks) and the login back-off
+  // per account: shared through Redis when there is one, so every replica counts the same client and account.
   let limiter: RateLimiter;
   let limiterRedis: ReturnType<typeof createClient> | null = null;
   if (config.REDIS_URL) {
@@ -107,6 +107,7 @@ export async function startConsole(
       trustProxy: config.TRUST_PROXY,
       turnstileVerifyUrl: config.TURNSTILE_VERIFY_URL,
       criticalLimit: { max: config.CRITICAL_RATE_LIMIT, windowSeconds: config.CRITICAL_RATE_LIMIT_DURATION },
+      loginBackoff: { failures: config.LOGIN_BACKOFF_FAILURES, maxSeconds: config.LOGIN_BACKOFF_MAX },
     },
   };
 

@@ -25,6 +25,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     user = await getUser(ctx, parseId(params.id));
   } catch (error) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
+    if (isDomainError(error) && error.status === 403) throw data({ message: error.message }, { status: 403 });
     throw error;
   }
   const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/user');

@@ -42,6 +42,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     };
   } catch (error) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
+    if (isDomainError(error) && error.status === 403) throw data({ message: error.message }, { status: 403 });
     throw error;
   }
 }

@@ -107,6 +107,30 @@ describe('auth JSON contract (live product)', () => {
     });
   });
 
+  it('slows guesses at one account: 429 with Retry-After after 5 failures, the password works after the wait', async () => {
+    const name = `bo_${run}`;
+    const pass = 'backoff-e2e-password';
+    const reg = await api('/api/user/register', {
+      json: { username: name, password: pass, password2: pass, aff_code: '' },
+    });
+    expect(reg.body.success).toBe(true);
+    for (let i = 0; i < 5; i++) {
+      const wrong = await api('/api/user/login', { json: { username: name, password: `guess-${i}` } });
+      expect(wrong.status, `guess ${i + 1}`).toBe(200);
+    }
+    const refused = await api('/api/user/login', { json: { username: name, password: pass } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('Retry-After')).toBe('1');
+    expect(refused.body).toEqual({
+      success: false,
+      message: 'Too many failed sign-in attempts for this account, try again in 1 s',
+      data: null,
+    });
+    await new Promise((r) => setTimeout(r, 1100));
+    const ok = await api('/api/user/login', { json: { username: name, password: pass } });
+    expect(ok.body.success).toBe(true);
+  });
+
   it('checks Turnstile through the configured siteverify endpoint when the option is on', async () => {
     if (!options) return;
     const before = options.getRaw('TurnstileCheckEnabled');

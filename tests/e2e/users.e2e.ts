@@ -161,6 +161,28 @@ describe.each(MODES)('admin users page with JavaScript %s', (mode: Mode) => {
     expect(await row(page, name).getByRole('button', { name: '提升' }).count()).toBe(0);
   });
 
+  it('shows an admin the refusal, not the profile, of root and of another admin', async () => {
+    const rootMail = `root_${p}@example.com`;
+    const other = await createE2eUser(orm, `adm2_${p}`, {
+      role: Role.Admin,
+      email: rootMail,
+      withSession: false,
+    });
+    const page = await signedIn(mode, admin);
+    for (const target of [root, other]) {
+      const res = await page.goto(`/user/edit/${target.id}`);
+      expect(res?.status()).toBe(403);
+      expect(await page.locator('h1').textContent()).toBe('无权访问');
+      expect(await page.getByRole('alert').textContent()).toBe('无权获取同级或更高等级用户的信息');
+      expect(await page.content()).not.toContain(rootMail);
+      expect(await page.locator('input[name="username"]').count()).toBe(0);
+    }
+    // root reads the admin's profile
+    const asRoot = await signedIn(mode, root);
+    expect((await asRoot.goto(`/user/edit/${other.id}`))?.status()).toBe(200);
+    expect(await asRoot.locator('#field-email').inputValue()).toBe(rootMail);
+  });
+
   it('root promotes a user to admin', async () => {
     const target = await makeUser(`promo_${p}`, Role.User, false);
     const page = await signedIn(mode, root);

@@ -2,8 +2,8 @@ import { isRouteErrorResponse, useRouteError } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
 
 /**
- * Route error boundary of an admin area: the area's 403 page (`<ns>:forbidden.*`) for non-admins, the common
- * not-found / error page otherwise. With `failedKey`, the 404 and error pages say that fixed failure message of the
+ * Route error boundary of an admin area: the area's 403 page (`<ns>:forbidden.*`, or the refusal's own
+ * `message` when the loader threw one), the common not-found / error page otherwise. With `failedKey`, the 404 and error pages say that fixed failure message of the
  * area instead of the common body (the versions pages, seed 001 §8).
  */
 export function ListErrorBoundary({ ns, failedKey }: { ns: string; failedKey?: string }) {
@@ -11,10 +11,12 @@ export function ListErrorBoundary({ ns, failedKey }: { ns: string; failedKey?: s
   const { t } = useTranslation(ns);
   const { t: tc } = useTranslation('common');
   if (isRouteErrorResponse(error) && error.status === 403) {
+    // A refusal of one record (e.g. a user of a higher role) carries the domain's translated message.
+    const message = (error.data as { message?: unknown } | null)?.message;
     return (
       <div className="page error-page" data-status="403">
         <h1>{t('forbidden.title')}</h1>
-        <p>{t('forbidden.body')}</p>
+        {typeof message === 'string' ? <p role="alert">{message}</p> : <p>{t('forbidden.body')}</p>}
       </div>
     );
   }

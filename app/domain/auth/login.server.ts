@@ -6,6 +6,12 @@ import { z } from 'zod';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { createSession, type SessionUser, toSessionUser } from '#app/domain/auth/session.server.ts';
 import { InputError } from '#app/domain/errors.ts';
+import {
+  clearLoginBackoff,
+  enforceLoginBackoff,
+  loginBackoffKey,
+  loginFailed,
+} from '#app/domain/security/rate-limit.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /**
@@ -58,6 +64,10 @@ let dummyHash: Promise<string> | null = null;
  * The user whose username (or bound e-mail) and password match, or an InputError with new-api's message
  * ('username or password is wrong, or user has been banned'). Deregistered and banned users are returned so
  * that completeLogin can name the reason once the password proved who is asking.
+ *
+ * Before any password hash is computed, the attempt is claimed against the account's back-off (the user found
+ * by name or e-mail, else the name as looked up): a TooManyRequestsError (429) while it runs, so a guess
+ * costs nothing and a guess spread over many client IPs is slowed too. A right password ends the back-off.
  */
 export async function verifyCredentials(
   services: ConsoleServices,
@@ -75,12 +85,21 @@ export async function verifyCredentials(
     (username.includes('@')
       ? await em.findOne(User, { email: username.toLowerCase() }, { filters: false, orderBy: { id: 'asc' } })
       : null);
+  const backoffKey = loginBackoffKey(
+    user ? { userId: user.id } : { name: username.includes('@') ? username.toLowerCase() : username },
+  );
+  await enforceLoginBackoff(services, backoffKey, t);
   if (!user?.passwordHash) {
     dummyHash ??= hashPassword(crypto.randomUUID());
     await verifyPassword(password, await dummyHash);
+    await loginFailed(services, backoffKey);
     throw new InputError(t('login.wrong'));
   }
-  if (!(await verifyPassword(password, user.passwordHash))) throw new InputError(t('login.wrong'));
+  if (!(await verifyPassword(password, user.passwordHash))) {
+    await loginFailed(services, backoffKey);
+    throw new InputError(t('login.wrong'));
+  }
+  await clearLoginBackoff(services, backoffKey);
   if (needsRehash(user.passwordHash)) {
     user.passwordHash = await hashPassword(password);
     await em.flush();

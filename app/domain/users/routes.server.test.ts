@@ -11,8 +11,9 @@ import { loader as userByIdLoader } from '#app/routes/api.user.$id.ts';
 import { action as manageAction } from '#app/routes/api.user.manage.ts';
 import { loader as searchLoader } from '#app/routes/api.user.search.ts';
 import { action as pageAction, loader as pageLoader } from '#app/routes/user._index.tsx';
+import { loader as deletePageLoader } from '#app/routes/user.$id.delete.tsx';
 import { action as addAction } from '#app/routes/user.edit.tsx';
-import { action as editAction } from '#app/routes/user.edit_.$id.tsx';
+import { action as editAction, loader as editLoader } from '#app/routes/user.edit_.$id.tsx';
 
 let db: TestDatabase;
 let seq = 0;
@@ -201,6 +202,54 @@ describe('JSON routes', () => {
     expect(res.body).toEqual({ success: true, message: '', data: ['default', 'vip'] });
   });
 
+  it('refuses reads of a same-or-higher role as writes are refused (admin vs root and admin; root reads all)', async () => {
+    const root = await makeUser({
+      role: Role.Root,
+      username: 'theroot',
+      email: 'root@example.com',
+      githubId: 'gh-root',
+    });
+    const admin = await makeUser({ role: Role.Admin, username: 'adminA' });
+    const admin2 = await makeUser({ role: Role.Admin, username: 'adminB', email: 'b@example.com' });
+    const plain = await makeUser({ username: 'plainC', email: 'c@example.com' });
+    const read = async (who: Who, target: Who) =>
+      json(
+        await call(userByIdLoader, apiRequest(who, `/api/user/${target.user.id}`), {
+          id: String(target.user.id),
+        }),
+      );
+    for (const target of [root, admin2]) {
+      const res = await read(admin, target);
+      expect(res, target.user.username).toEqual({
+        status: 403,
+        body: {
+          success: false,
+          message: 'No permission to get information of users at the same or a higher level',
+          data: null,
+        },
+      });
+      expect(JSON.stringify(res.body)).not.toContain('@example.com');
+    }
+    // an admin reads ordinary users and themself; root reads everyone
+    expect((await read(admin, plain)).body).toMatchObject({
+      success: true,
+      data: { email: 'c@example.com' },
+    });
+    expect((await read(admin, admin)).body).toMatchObject({ success: true, data: { username: 'adminA' } });
+    for (const target of [root, admin, admin2, plain])
+      expect((await read(root, target)).body, target.user.username).toMatchObject({
+        success: true,
+        data: { id: target.user.id },
+      });
+    // zh (the default language) says new-api's message
+    const zh = new Request(`http://localhost/api/user/${root.user.id}`, {
+      headers: { Cookie: `sy_session=${admin.token}`, 'New-Api-User': String(admin.user.id) },
+    });
+    expect((await json(await call(userByIdLoader, zh, { id: String(root.user.id) }))).body.message).toBe(
+      '无权获取同级或更高等级用户的信息',
+    );
+  });
+
   it('accepts the access token instead of the session', async () => {
     const admin = await makeUser({ role: Role.Admin, accessToken: 'admin-system-token-123' });
     const req = new Request('http://localhost/api/user/?p=1', {
@@ -255,6 +304,50 @@ describe('/user page', () => {
     expect(out.data.groups).toEqual(['default', 'vip']);
     expect(out.data.result.total).toBe(1);
     expect(out.init.headers.get('Set-Cookie')).toContain('page_size=');
+  });
+
+  it('/user/edit/{id} and /user/{id}/delete show the refusal, not the profile, for a same-or-higher role', async () => {
+    const root = await makeUser({ role: Role.Root, email: 'root@example.com' });
+    const admin = await makeUser({ role: Role.Admin });
+    const admin2 = await makeUser({ role: Role.Admin });
+    const plain = await makeUser({ email: 'plain@example.com' });
+    for (const target of [root, admin2]) {
+      const id = String(target.user.id);
+      for (const [loader, path] of [
+        [editLoader, `/user/edit/${id}`],
+        [deletePageLoader, `/user/${id}/delete`],
+      ] as const) {
+        const refused = (await thrown(call(loader as never, pageRequest(admin, path), { id }))) as {
+          data: unknown;
+          init: { status: number };
+        };
+        expect(refused.init.status, path).toBe(403);
+        expect(refused.data).toEqual({
+          message: 'No permission to get information of users at the same or a higher level',
+        });
+      }
+    }
+    // the add-quota step reads the user first: refused with the message, nothing written
+    const addQuota = (await call(
+      editAction as never,
+      pageRequest(admin, `/user/edit/${root.user.id}`, { intent: 'addQuota', add_quota: '5' }),
+      { id: String(root.user.id) },
+    )) as unknown as { data: { error: string }; init: { status: number } };
+    expect(addQuota.init.status).toBe(400);
+    expect(addQuota.data.error).toBe(
+      'No permission to get information of users at the same or a higher level',
+    );
+    expect(Number((await db.orm.em.fork().findOneOrFail(User, { id: root.user.id })).quota)).toBe(0);
+    // allowed: admin -> ordinary user and self; root -> an admin
+    const ok = async (who: Who, target: Who) =>
+      (
+        (await call(editLoader as never, pageRequest(who, `/user/edit/${target.user.id}`), {
+          id: String(target.user.id),
+        })) as unknown as { user: { id: number; email: string } }
+      ).user;
+    expect(await ok(admin, plain)).toMatchObject({ id: plain.user.id, email: 'plain@example.com' });
+    expect((await ok(admin, admin)).id).toBe(admin.user.id);
+    expect((await ok(root, admin2)).id).toBe(admin2.user.id);
   });
 
   it('row actions, add and edit post, redirect back and flash a toast', async () => {

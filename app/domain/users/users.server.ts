@@ -227,10 +227,18 @@ export async function searchUsers(
   return { items: rows.map(serializeUser), page, total, page_size: pageSize };
 }
 
+/**
+ * GET /api/user/{id}, /user/edit/{id}, /user/{id}/delete: one user's full profile (e-mail, OAuth ids, ...).
+ * Reads follow the rule of writes (new-api's GetUser): an admin reads users of a LOWER role and themself; root
+ * reads everyone. A same-or-higher role answers ForbiddenError (403), checked after the lookup so that a
+ * missing id still answers "not found".
+ */
 export async function getUser(ctx: UsersCtx, id: number): Promise<UserWire> {
-  requireAdmin(ctx);
+  const actor = requireAdmin(ctx);
   const user = Number.isSafeInteger(id) && id > 0 ? await ctx.em.findOne(User, { id }) : null;
   if (!user) throw new NotFoundError(ctx.t('users:errors.notFound'));
+  if (user.id !== actor.id && actor.role < Role.Root && user.role >= actor.role)
+    throw new ForbiddenError(ctx.t('users:errors.readSameOrHigherRole'));
   return serializeUser(user);
 }
 

@@ -20,6 +20,7 @@ const auth: AuthResources = {
     wrong: 'Username or password is wrong, or user has been banned',
     banned: 'User has been banned',
     deregistered: 'This account has been deregistered and cannot log in',
+    throttled: 'Too many failed sign-in attempts for this account, try again in {{seconds}} s',
     passwordDisabled: 'The administrator has turned off password login',
     success: 'Logged in successfully',
   },

@@ -94,6 +94,7 @@ const users: UsersResources = {
     groupInvalid: 'Invalid group',
     deregistered: 'This user has been deregistered',
     sameOrHigherRole: 'No permission to operate on a user of the same or a higher role',
+    readSameOrHigherRole: 'No permission to get information of users at the same or a higher level',
     onlyRootPromotes: 'Admins cannot promote other users to admin',
     onlyRootDemotes: 'Only the super admin can demote an admin',
     alreadyAdmin: 'This user is already an admin',

@@ -19,6 +19,7 @@ const auth = {
     wrong: '用户名或密码错误，或用户已被封禁',
     banned: '用户已被封禁',
     deregistered: '该账户已注销，无法登录',
+    throttled: '该账户登录失败次数过多，请在 {{seconds}} 秒后重试',
     passwordDisabled: '管理员关闭了密码登录',
     success: '登录成功',
   },

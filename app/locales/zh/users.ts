@@ -92,6 +92,7 @@ const users = {
     groupInvalid: '分组无效',
     deregistered: '该用户已注销',
     sameOrHigherRole: '无权操作同权限等级或更高权限等级的用户',
+    readSameOrHigherRole: '无权获取同级或更高等级用户的信息',
     onlyRootPromotes: '普通管理员用户无法提升其他用户为管理员',
     onlyRootDemotes: '只有超级管理员可以降级管理员',
     alreadyAdmin: '该用户已经是管理员',
