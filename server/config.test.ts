@@ -29,6 +29,27 @@ describe('loadConsoleConfig', () => {
     ).toThrow(/USAGE_LEDGER_RETENTION_DAYS/);
   });
 
+  it('reads TRUSTED_ORIGINS as normalised origins and names a bad entry', () => {
+    const base = { DATABASE_URL: 'postgres://u@h/db' };
+    expect(loadConsoleConfig(base).TRUSTED_ORIGINS).toEqual([]);
+    expect(
+      loadConsoleConfig({
+        ...base,
+        TRUSTED_ORIGINS: ' https://Console.Example.com/ , http://10.0.0.5:8080,,https://a.example:443',
+      }).TRUSTED_ORIGINS,
+    ).toEqual(['https://console.example.com', 'http://10.0.0.5:8080', 'https://a.example']);
+    for (const bad of [
+      'console.example.com',
+      'https://a.example/path',
+      'ftp://a.example',
+      'https://u:p@a.example',
+      'https://a.example?x=1',
+      '*',
+    ]) {
+      expect(() => loadConsoleConfig({ ...base, TRUSTED_ORIGINS: bad })).toThrow(/TRUSTED_ORIGINS/);
+    }
+  });
+
   it('reads the auth settings', () => {
     const c = loadConsoleConfig({
       DATABASE_URL: 'postgres://u@h/db',

@@ -1,5 +1,19 @@
 import { z } from 'zod';
 
+/** `scheme://host[:port]` (http/https, nothing after the authority but an optional `/`), normalised; else null. */
+function parseOrigin(entry: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return null;
+  if (!/^https?:\/\/[^/?#]+\/?$/i.test(entry)) return null;
+  return url.origin;
+}
+
 /** Console process configuration, validated once at start (ARCHITECTURE.md §1). */
 const ConsoleEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
@@ -27,6 +41,27 @@ const ConsoleEnv = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Origins besides the console's own whose pages may submit changes (ADR 016): comma-separated
+   * `scheme://host[:port]`, for a console behind a proxy that rewrites Host or sibling front ends.
+   */
+  TRUSTED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const origins: string[] = [];
+      for (const entry of value.split(',').map((e) => e.trim())) {
+        if (!entry) continue;
+        const origin = parseOrigin(entry);
+        if (origin) origins.push(origin);
+        else
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${entry}" is not an origin: use scheme://host[:port] (http or https, no path)`,
+          });
+      }
+      return origins;
+    }),
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),

@@ -27,6 +27,7 @@ import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 import type { ConsoleConfig } from './config.ts';
+import { crossOriginGuard } from './csrf.ts';
 import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -143,6 +144,7 @@ export async function startConsole(
     if (isRelayPath(pathname)) return proxy(c.req.raw, c.env.incoming.socket.remoteAddress);
     await next();
   });
+  app.use('*', crossOriginGuard({ trustedOrigins: config.TRUSTED_ORIGINS, trustProxy: config.TRUST_PROXY }));
   if (!opts.dev) {
     const clientRoot = path.relative(process.cwd(), path.join(root, 'build/client'));
     app.use(

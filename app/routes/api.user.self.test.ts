@@ -1,5 +1,6 @@
 import { Session } from '@switchyard/db/entities/session.ts';
-import type { User } from '@switchyard/db/entities/user.ts';
+import { User } from '@switchyard/db/entities/user.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOptions, makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
@@ -115,6 +116,56 @@ describe('PUT /api/user/self', () => {
     const em = db.orm.em.fork();
     expect(await em.count(Session, { id: sessionId })).toBe(1);
     expect(await em.count(Session, { id: other.id })).toBe(0);
+  });
+});
+
+describe('the current password on PUT / DELETE /api/user/self (new-api: original_password)', () => {
+  const reload = (id: number) => db.orm.em.fork().findOneOrFail(User, { id });
+
+  it('a new password needs the right original_password', async () => {
+    const { user, as } = await signedIn({ passwordHash: await hashPassword('old-password-1') });
+    const change = { password: 'new-password-1', password2: 'new-password-1' };
+    const missing = await call(selfAction, '/api/user/self', { ...as, method: 'PUT', body: change });
+    expect(missing.res.status).toBe(200);
+    expect(missing.body).toMatchObject({ success: false, message: 'enter your current password' });
+    const wrong = await call(selfAction, '/api/user/self', {
+      ...as,
+      method: 'PUT',
+      body: { ...change, original_password: 'guess-1234' },
+    });
+    expect(wrong.body).toMatchObject({ success: false, message: 'the current password is wrong' });
+    expect(await verifyPassword('old-password-1', (await reload(user.id)).passwordHash)).toBe(true);
+    const right = await call(selfAction, '/api/user/self', {
+      ...as,
+      method: 'PUT',
+      body: { ...change, original_password: 'old-password-1' },
+    });
+    expect(right.body.success).toBe(true);
+    expect(await verifyPassword('new-password-1', (await reload(user.id)).passwordHash)).toBe(true);
+  });
+
+  it('deleting needs the current password', async () => {
+    const { user, as } = await signedIn({ passwordHash: await hashPassword('old-password-1') });
+    const missing = await call(selfAction, '/api/user/self', {
+      ...as,
+      method: 'DELETE',
+      body: { confirm: user.username },
+    });
+    expect(missing.body).toMatchObject({ success: false, message: 'enter your current password' });
+    const wrong = await call(selfAction, '/api/user/self', {
+      ...as,
+      method: 'DELETE',
+      body: { confirm: user.username, password: 'guess-1234' },
+    });
+    expect(wrong.body).toMatchObject({ success: false, message: 'the current password is wrong' });
+    expect((await reload(user.id)).deletedAt).toBeNull();
+    const right = await call(selfAction, '/api/user/self', {
+      ...as,
+      method: 'DELETE',
+      body: { confirm: user.username, password: 'old-password-1' },
+    });
+    expect(right.body.success).toBe(true);
+    expect((await reload(user.id)).deletedAt).toBeInstanceOf(Date);
   });
 });
 

@@ -10,8 +10,10 @@ export function loader({ request, context }: LoaderFunctionArgs) {
 }
 
 /**
- * PUT /api/user/self {username, display_name, password, password2?}: edits the caller only.
- * DELETE /api/user/self {confirm} (or ?confirm=): deregisters the caller, revokes every session, clears the cookie.
+ * PUT /api/user/self {username, display_name, password, password2?, original_password}: edits the caller only;
+ * a new password needs the current one (`original_password`, new-api's name) when the account has one.
+ * DELETE /api/user/self {confirm (or ?confirm=), password}: deregisters the caller, revokes every session, clears
+ * the cookie; `password` (or `original_password`) is the current password, required when the account has one.
  */
 export function action({ request, context }: ActionFunctionArgs) {
   return accountApi(request, context, async (ctx, principal) => {
@@ -24,7 +26,7 @@ export function action({ request, context }: ActionFunctionArgs) {
     if (request.method === 'DELETE') {
       const body = await readBody(request);
       const confirm = body.confirm ?? new URL(request.url).searchParams.get('confirm') ?? '';
-      await deleteSelf(ctx, { confirm });
+      await deleteSelf(ctx, { confirm, password: body.password, original_password: body.original_password });
       return ok(null, ctx.t('settings:toast.deleted'), {
         headers: { 'Set-Cookie': clearSessionCookie(request) },
       });

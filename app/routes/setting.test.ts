@@ -1,4 +1,5 @@
 import { Role, User } from '@switchyard/db/entities/user.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOptions, makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
@@ -102,6 +103,40 @@ describe('/setting action', () => {
     expect(del.headers.get('Set-Cookie')).toContain('sy_session=;');
     const after = await thrown(loader(args(req('/setting', token))));
     expect(after.headers.get('Location')).toContain('/login');
+  });
+
+  it('password and delete ask for the current password when the account has one', async () => {
+    const user = await makeUser(db.orm, { passwordHash: await hashPassword('old-password-1') });
+    const { token } = await makeSession(db.orm, user);
+    const page = (await loader(args(req('/setting', token)))) as unknown as {
+      personal: { hasPassword: boolean };
+    };
+    expect(page.personal.hasPassword).toBe(true);
+    const change = { intent: 'password', password: 'new-password-1', password2: 'new-password-1' };
+    const missing = (await action(args(req('/setting', token, change)))) as unknown as Result;
+    expect(missing.init?.status).toBe(400);
+    expect(missing.data).toMatchObject({ intent: 'password', error: 'enter your current password' });
+    const wrong = (await action(
+      args(req('/setting', token, { ...change, original_password: 'guess-1234' })),
+    )) as unknown as Result;
+    expect(wrong.data).toMatchObject({ intent: 'password', error: 'the current password is wrong' });
+    const row = () => db.orm.em.fork().findOneOrFail(User, { id: user.id });
+    expect(await verifyPassword('old-password-1', (await row()).passwordHash)).toBe(true);
+    const ok = (await action(
+      args(req('/setting', token, { ...change, original_password: 'old-password-1' })),
+    )) as Response;
+    expect(ok.status).toBe(302);
+    expect(await verifyPassword('new-password-1', (await row()).passwordHash)).toBe(true);
+    const del = (await action(
+      args(req('/setting', token, { intent: 'delete', confirm: user.username, password: 'old-password-1' })),
+    )) as unknown as Result;
+    expect(del.data).toMatchObject({ intent: 'delete', error: 'the current password is wrong' });
+    expect((await row()).deletedAt).toBeNull();
+    const gone = (await action(
+      args(req('/setting', token, { intent: 'delete', confirm: user.username, password: 'new-password-1' })),
+    )) as Response;
+    expect(gone.status).toBe(302);
+    expect((await row()).deletedAt).toBeInstanceOf(Date);
   });
 
   it('remembers the models toggle in a cookie', async () => {

@@ -147,12 +147,16 @@ export async function action({ request, context }: ActionFunctionArgs) {
       case 'password':
         await updateSelf(
           ctx,
-          { password: text(form, 'password'), password2: text(form, 'password2') },
+          {
+            password: text(form, 'password'),
+            password2: text(form, 'password2'),
+            original_password: text(form, 'original_password'),
+          },
           { currentSessionId: (await currentSessionId(request)) ?? undefined },
         );
         return ok(t('settings:toast.passwordChanged'));
       case 'delete': {
-        await deleteSelf(ctx, { confirm: text(form, 'confirm') });
+        await deleteSelf(ctx, { confirm: text(form, 'confirm'), password: text(form, 'password') });
         const headers = new Headers();
         headers.append('Set-Cookie', clearSessionCookie(request));
         headers.append(
@@ -331,8 +335,10 @@ function PersonalTab({
         <NotifyCard data={data} />
       </div>
       {dialog === 'transfer' ? <TransferDialog data={data} /> : null}
-      {dialog === 'password' ? <PasswordDialog /> : null}
-      {dialog === 'delete' ? <DeleteDialog username={data.self.username} /> : null}
+      {dialog === 'password' ? <PasswordDialog hasPassword={data.hasPassword} /> : null}
+      {dialog === 'delete' ? (
+        <DeleteDialog username={data.self.username} hasPassword={data.hasPassword} />
+      ) : null}
       {dialog === 'email' ? <EmailDialog data={data} email={email} /> : null}
       {dialog === 'wechat' ? <WechatDialog data={data} /> : null}
     </>
@@ -689,11 +695,23 @@ function TransferDialog({ data }: { data: PersonalTabData }) {
   );
 }
 
-function PasswordDialog() {
+/** The current password, asked for when the account has one (ADR 016). */
+function CurrentPasswordField({ name }: { name: string }) {
+  const { t } = useTranslation('settings');
+  return (
+    <label>
+      {t('dialogs.currentPassword')}
+      <input type="password" name={name} autoComplete="current-password" maxLength={64} required />
+    </label>
+  );
+}
+
+function PasswordDialog({ hasPassword }: { hasPassword: boolean }) {
   const { t } = useTranslation('settings');
   return (
     <UrlDialog id="password" title={t('dialogs.passwordTitle')} closeTo={PERSONAL}>
       <Form method="post" action={`${PERSONAL}&dialog=password`} className="settings-form">
+        {hasPassword ? <CurrentPasswordField name="original_password" /> : null}
         <label>
           {t('dialogs.newPassword')}
           <input
@@ -723,7 +741,7 @@ function PasswordDialog() {
   );
 }
 
-function DeleteDialog({ username }: { username: string }) {
+function DeleteDialog({ username, hasPassword }: { username: string; hasPassword: boolean }) {
   const { t } = useTranslation('settings');
   return (
     <UrlDialog id="delete" title={t('dialogs.deleteTitle')} closeTo={PERSONAL}>
@@ -733,6 +751,7 @@ function DeleteDialog({ username }: { username: string }) {
           {t('dialogs.deleteConfirmLabel', { username })}
           <input type="text" name="confirm" autoComplete="off" required />
         </label>
+        {hasPassword ? <CurrentPasswordField name="password" /> : null}
         <FormError intent="delete" />
         <DialogActions intent="delete" label={t('info.deleteAccount')} danger />
       </Form>

@@ -147,6 +147,8 @@ export default async function setup(project: TestProject) {
     // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
     // default) is covered by unit tests, so here it must not throttle the suite.
     CRITICAL_RATE_LIMIT: '100000',
+    // A trusted sibling origin for tests/e2e/csrf.e2e.ts (ADR 016).
+    TRUSTED_ORIGINS: 'http://trusted.switchyard.test',
     ...oauth.env,
   };
   const output: string[] = [];

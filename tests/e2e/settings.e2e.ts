@@ -8,7 +8,7 @@ import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createRedisPubSub } from '@switchyard/db/pubsub.ts';
-import { verifyPassword } from '@switchyard/db/security/password.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import type { Page } from 'playwright-core';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -147,17 +147,25 @@ describe.each(MODES)('personal settings with JavaScript %s', (mode: Mode) => {
     expect((await res.json()).data.id).toBe(who.id);
   });
 
-  it('changes the password (both entries must match)', async () => {
-    const who = await makeUser(`pwd_${p}`);
+  it('changes the password (both entries must match, the current password is asked for)', async () => {
+    const who = await makeUser(`pwd_${p}`, { passwordHash: await hashPassword('old-password-1') });
     const page = await signedIn(mode, who);
     await page.getByRole('link', { name: '修改密码' }).click();
     await page.locator('input[name="password"]').waitFor();
+    await page.getByLabel('原密码').fill('old-password-1');
     await page.locator('input[name="password"]').fill('new-password-1');
     await page.locator('input[name="password2"]').fill('new-password-2');
     await refused(page, () => page.getByRole('button', { name: '确认' }).click());
     await expect
       .poll(() => page.locator('.form-error[role="alert"]').textContent())
       .toContain('两次输入的密码不一致');
+    await page.getByLabel('原密码').fill('guess-1234');
+    await page.locator('input[name="password"]').fill('new-password-1');
+    await page.locator('input[name="password2"]').fill('new-password-1');
+    await refused(page, () => page.getByRole('button', { name: '确认' }).click());
+    await expect.poll(() => page.locator('.form-error[role="alert"]').textContent()).toContain('原密码错误');
+    expect(await verifyPassword('old-password-1', (await dbUser(who.id)).passwordHash)).toBe(true);
+    await page.getByLabel('原密码').fill('old-password-1');
     await page.locator('input[name="password"]').fill('new-password-1');
     await page.locator('input[name="password2"]').fill('new-password-1');
     await submit(page, mode, () => page.getByRole('button', { name: '确认' }).click());
@@ -165,18 +173,26 @@ describe.each(MODES)('personal settings with JavaScript %s', (mode: Mode) => {
     expect(await verifyPassword('new-password-1', (await dbUser(who.id)).passwordHash)).toBe(true);
   });
 
-  it('deletes the account after typing the username, then lands on /login', async () => {
-    const who = await makeUser(`del_${p}`);
+  it('deletes the account after typing the username and password, then lands on /login', async () => {
+    const who = await makeUser(`del_${p}`, { passwordHash: await hashPassword('old-password-1') });
     const page = await signedIn(mode, who);
     await page.getByRole('link', { name: '删除账户' }).click();
     const confirm = page.locator('input[name="confirm"]');
+    const password = page.getByLabel('原密码');
     await confirm.waitFor();
     await confirm.fill('wrong');
+    await password.fill('old-password-1');
     await refused(page, () => page.getByRole('button', { name: '删除账户' }).last().click());
     await expect
       .poll(() => page.locator('.form-error[role="alert"]').textContent())
       .toContain('请输入你的账户名以确认删除');
     await confirm.fill(who.username);
+    await password.fill('guess-1234');
+    await refused(page, () => page.getByRole('button', { name: '删除账户' }).last().click());
+    await expect.poll(() => page.locator('.form-error[role="alert"]').textContent()).toContain('原密码错误');
+    expect((await dbUser(who.id)).deletedAt).toBeNull();
+    await confirm.fill(who.username);
+    await password.fill('old-password-1');
     await Promise.all([
       page.waitForURL(/\/login/),
       page.getByRole('button', { name: '删除账户' }).last().click(),

@@ -3,7 +3,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
-import { verifyPassword } from '@switchyard/db/security/password.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, UnauthorizedError } from '#app/domain/errors.ts';
@@ -115,6 +115,57 @@ describe('updateSelf', () => {
     expect(await em.count(Session, { id: current.id })).toBe(1);
     expect(await em.count(Session, { id: other.id })).toBe(0);
     expect(await em.count(AuditEntry, { action: 'user.update_self', targetId: String(me.id) })).toBe(1);
+  });
+});
+
+describe('the current password guards password change and deletion (ADR 016)', () => {
+  it('a password change needs the current password when the account has one', async () => {
+    const me = await makeUser(db.orm, { passwordHash: await hashPassword('old-password-1') });
+    const ctx = () => makeCtx(db.orm, me);
+    const change = { password: 'new-password-1', password2: 'new-password-1' };
+    await expect(updateSelf(await ctx(), change)).rejects.toThrow('enter your current password');
+    await expect(updateSelf(await ctx(), { ...change, original_password: 'guess-1234' })).rejects.toThrow(
+      'the current password is wrong',
+    );
+    const refused = await reload(me.id);
+    expect(await verifyPassword('old-password-1', refused.passwordHash)).toBe(true);
+    await updateSelf(await ctx(), { ...change, original_password: 'old-password-1' });
+    expect(await verifyPassword('new-password-1', (await reload(me.id)).passwordHash)).toBe(true);
+    // other fields still change without it
+    await updateSelf(await ctx(), { display_name: 'Renamed' });
+    expect((await reload(me.id)).displayName).toBe('Renamed');
+  });
+
+  it('a refused change changes nothing else in the same request', async () => {
+    const me = await makeUser(db.orm, { passwordHash: await hashPassword('old-password-1') });
+    await expect(
+      updateSelf(await makeCtx(db.orm, me), {
+        display_name: 'Hijacked',
+        password: 'new-password-1',
+        password2: 'new-password-1',
+      }),
+    ).rejects.toBeInstanceOf(InputError);
+    expect((await reload(me.id)).displayName).not.toBe('Hijacked');
+  });
+
+  it('an account without a password (OAuth only) sets one without it', async () => {
+    const me = await makeUser(db.orm, { githubId: `gh${Date.now()}` });
+    await updateSelf(await makeCtx(db.orm, me), { password: 'first-password', password2: 'first-password' });
+    expect(await verifyPassword('first-password', (await reload(me.id)).passwordHash)).toBe(true);
+  });
+
+  it('deleting the account needs the current password when the account has one', async () => {
+    const me = await makeUser(db.orm, { passwordHash: await hashPassword('old-password-1') });
+    const ctx = () => makeCtx(db.orm, me);
+    await expect(deleteSelf(await ctx(), { confirm: me.username })).rejects.toThrow(
+      'enter your current password',
+    );
+    await expect(deleteSelf(await ctx(), { confirm: me.username, password: 'nope-nope' })).rejects.toThrow(
+      'the current password is wrong',
+    );
+    expect((await reload(me.id)).deletedAt).toBeNull();
+    await deleteSelf(await ctx(), { confirm: me.username, password: 'old-password-1' });
+    expect((await reload(me.id)).deletedAt).toBeInstanceOf(Date);
   });
 });
 

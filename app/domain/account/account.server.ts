@@ -3,7 +3,7 @@ import { Ability } from '@switchyard/db/entities/ability.ts';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
-import { hashPassword } from '@switchyard/db/security/password.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import type { z } from 'zod';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
@@ -70,6 +70,23 @@ export async function getSelf(ctx: AccountCtx): Promise<SelfView> {
   return selfView(await loadSelf(ctx));
 }
 
+/**
+ * The current password guards account take-over (ADR 016): an account that has a password must give it to
+ * change it or to delete the account. OAuth-only accounts (no password yet) pass: they have nothing to give.
+ */
+async function requireCurrentPassword(
+  ctx: AccountCtx,
+  user: User,
+  given: string | undefined,
+  field: string,
+): Promise<void> {
+  if (!user.passwordHash) return;
+  if (given === undefined)
+    throw new InputError(ctx.t('settings:errors.currentPasswordRequired'), { [field]: [] });
+  if (!(await verifyPassword(given, user.passwordHash)))
+    throw new InputError(ctx.t('settings:errors.currentPasswordWrong'), { [field]: [] });
+}
+
 function audit(ctx: AccountCtx, user: User, action: string, before: unknown, after: unknown) {
   return ctx.em.create(AuditEntry, {
     actorId: user.id,
@@ -83,8 +100,9 @@ function audit(ctx: AccountCtx, user: User, action: string, before: unknown, aft
 
 /**
  * PUT /api/user/self: username, display_name, password of the signed-in user only (there is no id input, so a
- * user can never edit another). A password change needs both entries equal and at least 8 characters, and
- * revokes the user's other sessions (`currentSessionId` keeps this one).
+ * user can never edit another). A password change needs both entries equal, at least 8 characters and the
+ * current password (`original_password`, when the account has one), and revokes the user's other sessions
+ * (`currentSessionId` keeps this one).
  */
 export async function updateSelf(
   ctx: AccountCtx,
@@ -109,6 +127,7 @@ export async function updateSelf(
       throw new InputError(ctx.t('settings:errors.passwordTooShort'), { password: [] });
     if (data.password.length > 64)
       throw new InputError(ctx.t('settings:errors.passwordTooLong'), { password: [] });
+    await requireCurrentPassword(ctx, user, data.original_password, 'original_password');
     user.passwordHash = await hashPassword(data.password);
     passwordChanged = true;
   }
@@ -123,7 +142,8 @@ export async function updateSelf(
 }
 
 /**
- * DELETE /api/user/self: the typed confirmation must equal the username; root cannot delete itself. The row is
+ * DELETE /api/user/self: the typed confirmation must equal the username and the current password (`password`)
+ * must be given when the account has one; root cannot delete itself. The row is
  * marked deregistered (soft delete), its access token cleared and every session revoked.
  */
 export async function deleteSelf(ctx: AccountCtx, input: unknown): Promise<void> {
@@ -132,6 +152,7 @@ export async function deleteSelf(ctx: AccountCtx, input: unknown): Promise<void>
   if (user.role >= Role.Root) throw new InputError(ctx.t('settings:errors.rootCannotDelete'));
   if (data.confirm !== user.username)
     throw new InputError(ctx.t('settings:errors.deleteConfirm'), { confirm: [] });
+  await requireCurrentPassword(ctx, user, data.password ?? data.original_password, 'password');
   user.deletedAt = new Date();
   user.accessToken = null;
   audit(ctx, user, 'user.delete_self', { deleted_at: null }, { deleted_at: user.deletedAt.toISOString() });

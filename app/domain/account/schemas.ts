@@ -13,11 +13,22 @@ export const updateSelfSchema = z.object({
   display_name: optionalText(20, 'errors.displayNameTooLong'),
   password: z.preprocess((v) => (v == null || v === '' ? undefined : String(v)), z.string().optional()),
   password2: z.preprocess((v) => (v == null || v === '' ? undefined : String(v)), z.string().optional()),
+  /** The current password (new-api's name), required to change a password the account already has. */
+  original_password: z.preprocess(
+    (v) => (v == null || v === '' ? undefined : String(v)),
+    z.string().optional(),
+  ),
 });
 export type UpdateSelfInput = z.infer<typeof updateSelfSchema>;
 
 export const deleteSelfSchema = z.object({
   confirm: z.preprocess((v) => (v == null ? '' : String(v).trim()), z.string()),
+  /** The current password (also accepted as `original_password`), required when the account has one. */
+  password: z.preprocess((v) => (v == null || v === '' ? undefined : String(v)), z.string().optional()),
+  original_password: z.preprocess(
+    (v) => (v == null || v === '' ? undefined : String(v)),
+    z.string().optional(),
+  ),
 });
 export type DeleteSelfInput = z.infer<typeof deleteSelfSchema>;
 

@@ -1,7 +1,7 @@
 import { createCookie } from '@remix-run/node';
 import { Role } from '@switchyard/db/entities/user.ts';
 import type { AccountCtx } from './account.server.ts';
-import { getSelf, listUserModels, quotaDisplay } from './account.server.ts';
+import { listUserModels, loadSelf, quotaDisplay, selfView } from './account.server.ts';
 
 export { DIALOGS, parseDialog, parseTab, SETTING_TABS, type SettingDialog, type SettingTab } from './tabs.ts';
 
@@ -19,7 +19,8 @@ export async function readModelsExpanded(request: Request): Promise<boolean> {
 
 /** Everything the personal tab renders (no secrets: the webhook secret is reported as set / not set). */
 export async function personalTabData(ctx: AccountCtx, request: Request) {
-  const self = await getSelf(ctx);
+  const user = await loadSelf(ctx);
+  const self = selfView(user);
   const models = await listUserModels(ctx);
   const o = ctx.options;
   const setting = self.setting;
@@ -27,6 +28,8 @@ export async function personalTabData(ctx: AccountCtx, request: Request) {
   return {
     self,
     isAdmin: self.role >= Role.Admin,
+    /** Whether changing the password or deleting the account asks for the current one (ADR 016). */
+    hasPassword: Boolean(user.passwordHash),
     models,
     modelsExpanded: await readModelsExpanded(request),
     display: quotaDisplay(o),

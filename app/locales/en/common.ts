@@ -98,6 +98,9 @@ const common: CommonResources = {
     network: 'Unable to connect to server',
     statusLoad: 'Failed to load status',
     unexpected: 'Request failed',
+    crossOriginTitle: 'Request refused',
+    crossOrigin:
+      "request from another site refused: changes can only be submitted from this console's own pages",
   },
   toast: {
     region: 'Notifications',

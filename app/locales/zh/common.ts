@@ -96,6 +96,8 @@ const common = {
     network: '无法连接到服务器',
     statusLoad: '加载状态失败',
     unexpected: '请求失败',
+    crossOriginTitle: '请求被拒绝',
+    crossOrigin: '已拒绝来自其他站点的请求：修改操作只能在本控制台的页面上提交',
   },
   toast: {
     region: '通知',
