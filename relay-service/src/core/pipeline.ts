@@ -171,6 +171,9 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       },
       async stop() {
         clearInterval(sync);
+        // Streams still running when the listener stopped are cut here and settled for what they delivered,
+        // before the outbox's last report.
+        await core.endStreams();
         accounts.stop();
         await scheduler.stop();
         await outbox.stop();
