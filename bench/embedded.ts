@@ -37,7 +37,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function child<T>(file: string, args: string[], env: Record<string, string> = {}): Promise<[ChildProcess, T]> {
+function child<T>(
+  file: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<[ChildProcess, T]> {
   const { REDIS_URL: _, ...inherited } = process.env;
   const c = fork(path.join(here, 'lib', file), args, {
     cwd: root,

@@ -31,6 +31,8 @@ import { type Stack, seedChannel, seedToken, seedUser } from './relay-stack.ts';
 const MODEL = 'gpt-4o-mini';
 /** ModelPrice 0.002 USD × 500,000 quota per USD: every call costs exactly 1000. */
 const CALL_COST = 1000;
+/** Priced by tokens (1 quota per token both ways), so a bill shows how much of a stream was delivered. */
+const RATIO_MODEL = 'ratio-model';
 const USER_QUOTA = 50_000_000;
 const TOKEN_QUOTA = 20_000_000;
 
@@ -50,7 +52,7 @@ afterAll(() => {
 });
 
 for (const mode of ['memory', 'redis'] as const) {
-  describe(`relay SIGKILL while Billing is frozen (${mode} store)`, { timeout: 60_000 }, () => {
+  describe(`billed usage across process faults (${mode} store)`, { timeout: 60_000 }, () => {
     let fake: FakeOpenAI;
     let db: TestDatabase;
     let billing: Proc;
@@ -64,10 +66,15 @@ for (const mode of ['memory', 'redis'] as const) {
       fake = await startFakeOpenAI();
       db = await createTestDatabase({ suffix: `durability_${mode}`, poolMax: 4 });
       const seeds = { sql } as unknown as Stack;
-      await seedChannel(seeds, { baseUrl: fake.url, models: [MODEL] });
-      await sql(`insert into options (key, value) values ('ModelPrice', ?)`, [
-        JSON.stringify({ [MODEL]: 0.002 }),
-      ]);
+      await seedChannel(seeds, { baseUrl: fake.url, models: [MODEL, RATIO_MODEL] });
+      await sql(
+        `insert into options (key, value) values ('ModelPrice', ?), ('ModelRatio', ?), ('CompletionRatio', ?)`,
+        [
+          JSON.stringify({ [MODEL]: 0.002 }),
+          JSON.stringify({ [RATIO_MODEL]: 0.5 }),
+          JSON.stringify({ [RATIO_MODEL]: 1 }),
+        ],
+      );
       let redisUrl: string | undefined;
       if (mode === 'redis') {
         const port = await freePort();
@@ -230,6 +237,45 @@ for (const mode of ['memory', 'redis'] as const) {
       console.info(
         `[durability ${mode}] answered ${ok.length} (cut ${cutIds.size}, failed ${outcomes.filter((o) => o.kind === 'error').length}); billed ${ids.length}; lost ${lost.length}; double-billed ${doubleBilled}`,
       );
+    });
+
+    it('a stream the client cuts is billed once for what it delivered (settled: its hold is gone with it)', async () => {
+      const user = await seedUser({ sql } as unknown as Stack, { quota: USER_QUOTA });
+      const token = await seedToken({ sql } as unknown as Stack, user.id, { remainQuota: TOKEN_QUOTA });
+      const model = RATIO_MODEL;
+      fake.reset();
+      fake.on({
+        model,
+        respond: { content: Array.from({ length: 40 }, () => 'story').join(' '), streamDelayMs: 80 },
+      });
+      const ac = new AbortController();
+      const res = await fetch(`${relayUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer sk-${token.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'a long story' }] }),
+        signal: ac.signal,
+      });
+      expect(res.status).toBe(200);
+      const id = res.headers.get('x-request-id');
+      const reader = res.body!.getReader();
+      let seen = '';
+      while ((seen.match(/story/g)?.length ?? 0) < 3)
+        seen += new TextDecoder().decode((await reader.read()).value);
+      ac.abort();
+      figures.faults += 1;
+      const rows = await until('the cut stream billed', async () => {
+        const r = await sql<{ request_id: string; quota: string; completion_tokens: number }>(
+          'select request_id, quota, completion_tokens from logs where type = 2 and user_id = ?',
+          [user.id],
+        );
+        return r.length > 0 ? r : null;
+      });
+      await sleep(500);
+      expect(rows.map((r) => r.request_id)).toEqual([id]);
+      expect(rows[0]!.completion_tokens).toBeGreaterThanOrEqual(3);
+      expect(rows[0]!.completion_tokens).toBeLessThan(40);
+      const [u] = await sql<{ quota: string }>('select quota from users where id = ?', [user.id]);
+      expect(USER_QUOTA - Number(u!.quota)).toBe(Number(rows[0]!.quota));
     });
   });
 }
