@@ -7,6 +7,7 @@ import { Option } from './option.ts';
 import { Order } from './order.ts';
 import { QuotaData } from './quota-data.ts';
 import { Redemption } from './redemption.ts';
+import { RelayOutbox } from './relay-outbox.ts';
 import { Session } from './session.ts';
 import { Task } from './task.ts';
 import { Token } from './token.ts';
@@ -25,6 +26,7 @@ export * from './option.ts';
 export * from './order.ts';
 export * from './quota-data.ts';
 export * from './redemption.ts';
+export * from './relay-outbox.ts';
 export * from './session.ts';
 export * from './task.ts';
 export * from './token.ts';
@@ -51,4 +53,5 @@ export const entities = [
   AuditEntry,
   VerificationCode,
   UsageLedger,
+  RelayOutbox,
 ];

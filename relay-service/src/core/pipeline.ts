@@ -10,6 +10,8 @@ import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/
 import type { RelayConfig } from '../config.ts';
 import { type BillingReporter, createBillingReporter } from '../grpc/billing-client.ts';
 import type { Logger } from '../log.ts';
+import { PgOutboxJournal } from '../store/journal.ts';
+import { MemoryStore } from '../store/memory.ts';
 import type { RelayStore } from '../store/types.ts';
 import { Accounts } from './auth.ts';
 import { Catalog } from './catalog.ts';
@@ -65,6 +67,14 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       try {
         await options.load();
         await catalog.reload();
+        if (store instanceof MemoryStore) {
+          // The in-process store's outbox lives on in PostgreSQL (ADR 014): what a previous process settled but
+          // Billing never acknowledged is loaded here and reported again by the sweep.
+          const restored = await store.useJournal(new PgOutboxJournal(sqlFor(orm)), {
+            onError: (e) => log.warn(`outbox journal write failed: ${(e as Error).message}`),
+          });
+          if (restored > 0) log.info(`outbox: ${restored} unacknowledged usage events restored from disk`);
+        }
         break;
       } catch (err) {
         if (Date.now() > waitUntil) throw err;
@@ -161,6 +171,9 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       },
       async stop() {
         clearInterval(sync);
+        // Streams still running when the listener stopped are cut here and settled for what they delivered,
+        // before the outbox's last report.
+        await core.endStreams();
         accounts.stop();
         await scheduler.stop();
         await outbox.stop();

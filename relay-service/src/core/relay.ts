@@ -150,6 +150,8 @@ export class RelayCore {
   readonly #d: RelayDeps;
   readonly #upstream: UpstreamClient;
   readonly #now: () => number;
+  /** Streams in flight: each entry cuts its stream and resolves once it is settled. */
+  readonly #streams = new Set<() => Promise<void>>();
 
   constructor(deps: RelayDeps) {
     this.#d = deps;
@@ -166,6 +168,14 @@ export class RelayCore {
   async usedQuota(caller: Caller): Promise<number> {
     const useToken = caller.token && !caller.token.unlimitedQuota;
     return this.#d.repo.usedQuota(caller.user.id, useToken ? caller.token!.id : null);
+  }
+
+  /**
+   * Cuts every stream still in flight (the relay is stopping) and waits until each one is settled for what it
+   * delivered, so that no stream ends unbilled with its hold left to the sweeper.
+   */
+  async endStreams(): Promise<void> {
+    await Promise.all([...this.#streams].map((end) => end()));
   }
 
   priceTables(): PriceTables {
@@ -528,9 +538,14 @@ export class RelayCore {
         await this.#settle(ctx, u, t.usage === null, frtMs).catch((e) =>
           this.#d.log.error(`settle ${ctx.requestId} failed`, e),
         );
-      })();
+      })().finally(() => this.#streams.delete(end));
       return finished;
     };
+    const end = async () => {
+      await upstream.cancel(new Error('the relay is stopping')).catch(() => {});
+      await finish();
+    };
+    this.#streams.add(end);
     const idleMs = this.#d.upstreamTimeoutMs;
     const policy = sensitivePolicy(this.#d.options);
     const stopWords = policy.onCompletion && policy.stop ? policy.words : [];

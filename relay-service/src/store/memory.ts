@@ -3,7 +3,12 @@
  * for rule — the same contract tests run against both — so that what works on a laptop works in a cluster.
  * Each method does its checks and writes synchronously, without awaiting in between, which makes it atomic
  * within this process just as a Lua script is within Redis. Only one relay instance may use it.
+ *
+ * With a journal (useJournal; the relay attaches one on its PostgreSQL) the outbox is also on disk: a settle
+ * returns once its entry is committed there, an ack deletes it, and a restarted relay loads what is left (ADR 014).
  */
+
+import { compareEntryIds, type OutboxJournal } from './journal.ts';
 import {
   assertAccount,
   assertEntryId,
@@ -55,10 +60,46 @@ export class MemoryStore implements RelayStore {
   #lastId = { ms: 0, seq: -1 };
   /** request id -> entry id; insertion order is expiry order because the TTL is constant. */
   readonly #settled = new Map<string, { entryId: string; expiresAt: number }>();
+  #journal: OutboxJournal | null = null;
+  #onJournalError: (err: unknown) => void = () => {};
+  /** Entries whose journal write failed: written again by the next sweep (they are in memory meanwhile). */
+  readonly #unjournaled = new Set<string>();
 
   constructor(opts: MemoryStoreOptions = {}) {
     this.#settledTtlMs = opts.settledTtlMs ?? DEFAULT_SETTLED_TTL_MS;
     assertPositiveMs('settledTtlMs', this.#settledTtlMs);
+  }
+
+  /**
+   * Makes the outbox durable: loads the entries a previous process left in `journal` (their pending amounts
+   * count against the balances again until Billing acknowledges them) and, from now on, writes every settled
+   * entry there before settle returns. Returns how many entries were restored.
+   */
+  async useJournal(journal: OutboxJournal, opts: { onError?: (err: unknown) => void } = {}): Promise<number> {
+    this.#assertOpen();
+    const restored = await journal.load();
+    let added = 0;
+    for (const e of restored) {
+      if (this.#outbox.has(e.id) || this.#settled.has(e.requestId)) continue;
+      this.#outbox.set(e.id, { ...e });
+      this.#settled.set(e.requestId, { entryId: e.id, expiresAt: Date.now() + this.#settledTtlMs });
+      this.#addPend({ kind: 'user', id: e.userId }, e.amount);
+      if (e.tokenId !== null) this.#addPend({ kind: 'token', id: e.tokenId }, e.amount);
+      const ms = idMs(e.id);
+      const seq = Number(e.id.slice(e.id.indexOf('-') + 1));
+      if (ms > this.#lastId.ms || (ms === this.#lastId.ms && seq > this.#lastId.seq))
+        this.#lastId = { ms, seq };
+      added++;
+    }
+    if (added > 0) {
+      // Insertion order must stay id order (outboxPending stops at the first entry that is too new).
+      const sorted = [...this.#outbox.values()].sort((a, b) => compareEntryIds(a.id, b.id));
+      this.#outbox.clear();
+      for (const e of sorted) this.#outbox.set(e.id, e);
+    }
+    this.#journal = journal;
+    if (opts.onError) this.#onJournalError = opts.onError;
+    return added;
   }
 
   async ping(): Promise<void> {
@@ -201,8 +242,19 @@ export class MemoryStore implements RelayStore {
     }
 
     const id = this.#nextId(now);
-    this.#outbox.set(id, { id, requestId, userId, tokenId, amount, payload: req.payload, createdAt: now });
+    const entry = { id, requestId, userId, tokenId, amount, payload: req.payload, createdAt: now };
+    this.#outbox.set(id, entry);
     this.#settled.set(requestId, { entryId: id, expiresAt: now + this.#settledTtlMs });
+    // Everything above is done (atomically) before this await: the write only makes the entry durable. When
+    // the database does not take it the entry is still reported from memory, and written again by the sweep.
+    if (this.#journal) {
+      try {
+        await this.#journal.append({ ...entry });
+      } catch (err) {
+        this.#unjournaled.add(id);
+        this.#onJournalError(err);
+      }
+    }
     return { entryId: id };
   }
 
@@ -219,7 +271,25 @@ export class MemoryStore implements RelayStore {
       if (hold.expiresAt <= now && this.#releaseHold(requestId)) released++;
     }
     this.#sweepCaches(now);
+    await this.#rewriteUnjournaled();
     return released;
+  }
+
+  async #rewriteUnjournaled(): Promise<void> {
+    if (!this.#journal || this.#unjournaled.size === 0) return;
+    const ids = [...this.#unjournaled];
+    this.#unjournaled.clear();
+    for (const id of ids) {
+      const entry = this.#outbox.get(id);
+      if (!entry) continue;
+      try {
+        await this.#journal.append({ ...entry });
+      } catch (err) {
+        for (const rest of ids) if (this.#outbox.has(rest)) this.#unjournaled.add(rest);
+        this.#onJournalError(err);
+        return;
+      }
+    }
   }
 
   async outboxPending(olderThan: number, limit: number): Promise<OutboxEntry[]> {
@@ -244,9 +314,12 @@ export class MemoryStore implements RelayStore {
       assertId('tokenId', e.tokenId);
       assertQuota('amount', e.amount);
     }
+    const removed: string[] = [];
     for (const e of entries) {
       // Only the ack that actually removes the entry lowers pend: duplicates must not release quota twice.
       if (!this.#outbox.delete(e.id)) continue;
+      removed.push(e.id);
+      this.#unjournaled.delete(e.id);
       const accounts: AccountRef[] = [{ kind: 'user', id: e.userId }];
       if (e.tokenId !== null) accounts.push({ kind: 'token', id: e.tokenId });
       for (const account of accounts) {
@@ -255,6 +328,10 @@ export class MemoryStore implements RelayStore {
         this.#gen.set(k, (this.#gen.get(k) ?? 0) + 1);
       }
     }
+    // A row left behind (the delete failed, or the process died first) is reported again after a restart and
+    // acknowledged by Billing as a duplicate: billed once either way.
+    if (this.#journal && removed.length > 0)
+      await this.#journal.remove(removed).catch((err: unknown) => this.#onJournalError(err));
   }
 
   #assertOpen(): void {
