@@ -16,6 +16,7 @@ export function consoleServices(stack: Stack, relay: RelayClient | null): Consol
   return {
     orm: stack.orm,
     options: stack.options,
+    secrets: stack.secrets,
     relay,
     version: 'test',
     startedAt: 0,

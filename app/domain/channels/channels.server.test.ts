@@ -3,6 +3,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel } from '@switchyard/db/entities/channel.ts';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
+import { PLAINTEXT_BOX, type SecretBox } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -36,6 +37,7 @@ let db: TestDatabase;
 let t: ChannelsCtx['t'];
 let seq = 0;
 let invalidations: unknown[] = [];
+const secrets: SecretBox = PLAINTEXT_BOX;
 
 beforeAll(async () => {
   db = await createTestDatabase({ suffix: 'channels' });
@@ -83,6 +85,7 @@ function ctxFor(actor: User): ChannelsCtx {
     t,
     relay,
     options: { get: ((key: string) => (key === 'ModelRatio' ? { 'priced-model': 1 } : null)) as never },
+    secrets,
     ip: '127.0.0.1',
   };
 }
@@ -408,6 +411,7 @@ function context() {
     services: {
       orm: db.orm,
       options: { get: () => null },
+      secrets,
       relay: null,
       version: 'test',
       startedAt: 0,
