@@ -5,6 +5,7 @@ import { Migration20261123081942 } from './Migration20261123081942.ts';
 import { Migration20261123085621_oauth_unique } from './Migration20261123085621_oauth_unique.ts';
 import { Migration20261123112437_usage_ledger } from './Migration20261123112437_usage_ledger.ts';
 import { Migration20261123122045_logs_filter_indexes } from './Migration20261123122045_logs_filter_indexes.ts';
+import { Migration20261125165000_access_token_hash } from './Migration20261125165000_access_token_hash.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123080104', class: Migration20261123080104 },
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123085621_oauth_unique', class: Migration20261123085621_oauth_unique },
   { name: 'Migration20261123112437_usage_ledger', class: Migration20261123112437_usage_ledger },
   { name: 'Migration20261123122045_logs_filter_indexes', class: Migration20261123122045_logs_filter_indexes },
+  { name: 'Migration20261125165000_access_token_hash', class: Migration20261125165000_access_token_hash },
 ];
