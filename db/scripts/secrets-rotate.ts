@@ -27,7 +27,9 @@ try {
   process.exit(2);
 }
 if (!box.enabled && box.keyIds.length === 0) {
-  console.error('Set SECRETS_KEY (the key to encrypt with) and/or SECRETS_KEY_PREVIOUS (the keys to decrypt with)');
+  console.error(
+    'Set SECRETS_KEY (the key to encrypt with) and/or SECRETS_KEY_PREVIOUS (the keys to decrypt with)',
+  );
   process.exit(2);
 }
 const orm = await initOrm(databaseUrl, { poolMax: 2 });
@@ -42,7 +44,11 @@ try {
     );
   }
 } catch (err) {
-  console.error(err instanceof SecretsError ? `Nothing changed in that table: ${err.message}` : err);
+  console.error(
+    err instanceof SecretsError
+      ? `Stopped: ${err.message}. Tables reported above are done; the others are unchanged.`
+      : err,
+  );
   process.exitCode = 1;
 } finally {
   await orm.close();

@@ -177,6 +177,14 @@ describe('secrets:rotate', () => {
   let next: SecretBox;
 
   it('counts in a dry run, re-encrypts every secret under the new key, and changes nothing the second time', async () => {
+    // Without the old key nothing is written at all.
+    const before = await rawKey(channelId);
+    await expect(rotateSecrets(stack.orm, await createSecretBox({ key: NEW_KEY }))).rejects.toThrow(
+      /cannot be read/,
+    );
+    expect(await rawKey(channelId)).toBe(before);
+    expect(await rawKey(legacyId)).toBe(LEGACY_KEY);
+
     next = await createSecretBox({ key: NEW_KEY, previous: OLD_KEY });
     const dry = await rotateSecrets(stack.orm, next, { dryRun: true });
     const channels = dry.find((c) => c.table === 'channels');

@@ -6,7 +6,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { OPTIONS } from '../options/registry.ts';
-import { isSealed, SEALED_COLUMNS, type SecretBox, sealedKeyId } from './secrets.ts';
+import { assertSecretsReadable, isSealed, SEALED_COLUMNS, type SecretBox, sealedKeyId } from './secrets.ts';
 
 export type RotationCount = {
   table: string;
@@ -34,6 +34,12 @@ export async function rotateSecrets(
   box: SecretBox,
   opts: { dryRun?: boolean } = {},
 ): Promise<RotationCount[]> {
+  // Every sealed value must open before anything is written (a missing key changes no table at all).
+  if (!opts.dryRun)
+    await assertSecretsReadable(
+      async (sql, params) => orm.em.getConnection().execute(sql, params ?? [], 'all'),
+      box,
+    );
   const report: RotationCount[] = [];
   for (const spec of SEALED_COLUMNS) {
     const count = await orm.em.fork().transactional(async (em) => {
