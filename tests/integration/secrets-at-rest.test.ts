@@ -161,7 +161,8 @@ describe('with SECRETS_KEY', () => {
         id: String(victim),
       }),
     );
-    expect(read.body.success).toBe(false);
+    expect(read).toMatchObject({ status: 200, body: { success: false } });
+    expect(read.body.message).toContain(`channel #${victim} cannot be decrypted`);
     expect(JSON.stringify(read.body)).not.toContain(UPSTREAM_KEY);
     await expect(stack.relays[0]?.pipeline?.repo.channelById(victim)).rejects.toThrow(/another row/);
     await stack.sql('delete from channels where id = ?', [victim]);

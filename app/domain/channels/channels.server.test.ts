@@ -392,7 +392,9 @@ describe('channels domain', () => {
       // A key that no longer opens (here: moved from another row) reads as an error, and can be replaced.
       await db.orm.em.fork().nativeUpdate(Channel, { id: copy }, { key: rows[1]?.key });
       const fresh = ctxFor(admin);
-      await expect(getChannel(fresh, copy)).rejects.toThrow(/another row/);
+      await expect(getChannel(fresh, copy)).rejects.toThrow(
+        `The stored key of channel #${copy} cannot be decrypted (another SECRETS_KEY, or the row was altered): enter the key again`,
+      );
       await update(fresh, { id: copy, key: 'sk-fixed' });
       expect((await getChannel(ctxFor(admin), copy)).key).toBe('sk-fixed');
     } finally {

@@ -3,10 +3,16 @@ import { Ability } from '@switchyard/db/entities/ability.ts';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel, ChannelStatus, ChannelType } from '@switchyard/db/entities/channel.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
-import { channelKeySlot } from '@switchyard/db/security/secrets.ts';
+import { channelKeySlot, SecretsError } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
-import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import {
+  DomainError,
+  ForbiddenError,
+  InputError,
+  NotFoundError,
+  UnauthorizedError,
+} from '#app/domain/errors.ts';
 import type { RelaySync } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 
@@ -276,13 +282,20 @@ export function auditView(c: Channel, key: string | null) {
 
 /**
  * The one place the console reads a channel's key: the stored value opened (plaintext rows pass through).
- * Throws SecretsError when it does not open (altered row, or a ciphertext copied from another row).
+ * When it does not open (altered row, a ciphertext copied from another row, another SECRETS_KEY) the reason is
+ * logged and the admin is told to enter the key again (a DomainError; updateChannel can still replace it).
  */
-export function channelKey(
-  ctx: Pick<ChannelsCtx, 'secrets'>,
+export async function channelKey(
+  ctx: Pick<ChannelsCtx, 'secrets' | 't'>,
   c: Pick<Channel, 'id' | 'key'>,
 ): Promise<string> {
-  return ctx.secrets.open(c.key, channelKeySlot(c.id));
+  try {
+    return await ctx.secrets.open(c.key, channelKeySlot(c.id));
+  } catch (err) {
+    if (!(err instanceof SecretsError)) throw err;
+    console.error(`[console] ${err.message}`);
+    throw new DomainError(ctx.t('channels:errors.keyUnreadable', { id: c.id }), 409);
+  }
 }
 
 /**
@@ -694,7 +707,7 @@ export async function updateChannel(ctx: ChannelsCtx, input: UpdateChannelInput)
     const before = auditView(c, oldKey);
     const wasStatus = c.status;
     const newKey = applyFields(ctx, c, input, false);
-    if (newKey !== undefined && newKey !== oldKey) await sealChannelKey(ctx, c, newKey);
+    if (newKey !== undefined) await sealChannelKey(ctx, c, newKey);
     if (input.status === ChannelStatus.Enabled && wasStatus !== ChannelStatus.Enabled)
       c.otherInfo = clearReason(c.otherInfo);
     await em.flush();
