@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AppLoadContext } from '@remix-run/server-runtime';
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SecretBox } from '@switchyard/db/security/secrets.ts';
 import type { MailTransport } from '#app/domain/mail/mailer.server.ts';
 import type {
   CriticalLimitConfig,
@@ -16,6 +17,8 @@ import type { RelayClient } from '#app/grpc/relay-client.server.ts';
 export type ConsoleServices = {
   orm: MikroORM;
   options: OptionService;
+  /** SECRETS_KEY's box: seals channel keys (and, through `options`, secret options); plaintext without it. */
+  secrets: SecretBox;
   relay: RelayClient | null;
   version: string;
   /** unix seconds */

@@ -1,4 +1,5 @@
 /** Console process entry: `node scripts/serve-console.ts [--dev]` (the launcher and Kubernetes both run it). */
+import { SecretsError } from '@switchyard/db/security/secrets.ts';
 import { ConfigError, loadConsoleConfig } from '../server/config.ts';
 import { startConsole } from '../server/console.ts';
 
@@ -18,6 +19,6 @@ try {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (err) {
-  console.error(err instanceof ConfigError ? err.message : err);
+  console.error(err instanceof ConfigError || err instanceof SecretsError ? `[console] ${err.message}` : err);
   process.exit(1);
 }

@@ -98,4 +98,17 @@ describe('loadConsoleConfig', () => {
     for (const key of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'MIGRATE_ON_START'])
       expect(message).toContain(key);
   });
+
+  it('takes SECRETS_KEY as 32 bytes in hex or base64 and refuses anything else, naming the variable', () => {
+    const base = { DATABASE_URL: 'postgres://u@h/db' };
+    const hex = 'ab'.repeat(32);
+    expect(loadConsoleConfig({ ...base, SECRETS_KEY: hex }).SECRETS_KEY).toBe(hex);
+    expect(loadConsoleConfig({ ...base, SECRETS_KEY: '' }).SECRETS_KEY).toBeUndefined();
+    expect(() =>
+      loadConsoleConfig({ ...base, SECRETS_KEY: 'correct horse battery staple, long enough' }),
+    ).toThrow(/SECRETS_KEY: SECRETS_KEY must be 32 random bytes/);
+    expect(() =>
+      loadConsoleConfig({ ...base, SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: `${hex},short` }),
+    ).toThrow(/SECRETS_KEY_PREVIOUS/);
+  });
 });

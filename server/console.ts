@@ -14,6 +14,7 @@ import { migrateUp } from '@switchyard/db/migrate.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/secrets.ts';
 import { Hono } from 'hono';
 import { createClient } from 'redis';
 import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
@@ -67,10 +68,21 @@ export async function startConsole(
   opts: { dev?: boolean } = {},
 ): Promise<RunningConsole> {
   const log = (msg: string) => console.log(`[console] ${msg}`);
+  const secrets = await createSecretBox({ key: config.SECRETS_KEY, previous: config.SECRETS_KEY_PREVIOUS });
   const orm = await initOrm(config.DATABASE_URL, { poolMax: config.DATABASE_POOL_MAX });
   if (config.MIGRATE_ON_START) {
     await migrateUp(orm);
     await bootstrapRoot(orm);
+  }
+  // Refuse to start when stored secrets are sealed with a key this process does not have (ADR 019).
+  try {
+    await assertSecretsReadable(
+      async (sql, params) => orm.em.getConnection().execute(sql, params ?? [], 'all'),
+      secrets,
+    );
+  } catch (err) {
+    await orm.close();
+    throw err;
   }
 
   let pubsub: PubSub;
@@ -80,7 +92,7 @@ export async function startConsole(
     pubsub = createMemoryPubSub();
     log('REDIS_URL is not set: option changes reach this process only (single-instance mode)');
   }
-  const options = new OptionService({ orm, pubsub });
+  const options = new OptionService({ orm, pubsub, secrets });
   await options.load();
 
   // Critical-endpoint limits (login, register, e-mail code, reset, OAuth callbacks) and the login back-off
@@ -100,6 +112,7 @@ export async function startConsole(
   const services: ConsoleServices = {
     orm,
     options,
+    secrets,
     relay,
     version: await readVersion(),
     startedAt: Math.floor(Date.now() / 1000),

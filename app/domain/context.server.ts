@@ -13,10 +13,19 @@ export type RequestCtx = {
   actor: SessionUser | null;
   relay: ConsoleServices['relay'];
   options: ConsoleServices['options'];
+  /** Seals and opens channel keys (SECRETS_KEY; plaintext without it). */
+  secrets: ConsoleServices['secrets'];
   t: TFunction;
 };
 
 export async function createRequestCtx(request: Request, services: ConsoleServices): Promise<RequestCtx> {
   const [actor, t] = await Promise.all([getSessionUser(request, services), getFixedT(request)]);
-  return { em: services.orm.em.fork(), actor, relay: services.relay, options: services.options, t };
+  return {
+    em: services.orm.em.fork(),
+    actor,
+    relay: services.relay,
+    options: services.options,
+    secrets: services.secrets,
+    t,
+  };
 }

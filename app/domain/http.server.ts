@@ -14,7 +14,7 @@ import { type ConsoleServices, getServices } from '#app/services.server.ts';
 import { envelope } from '#app/utils/envelope.server.ts';
 
 /** RequestCtx with a signed-in actor and the client address (for audit rows). */
-export type DomainCtx = Pick<RequestCtx, 'em' | 't' | 'options' | 'relay'> & {
+export type DomainCtx = Pick<RequestCtx, 'em' | 't' | 'options' | 'relay' | 'secrets'> & {
   actor: SessionUser;
   ip: string;
 };
@@ -32,6 +32,7 @@ export async function buildDomainCtx(
     t: await getFixedT(request),
     options: services.options,
     relay: services.relay,
+    secrets: services.secrets,
     ip: clientIp(request, services).slice(0, 64),
   };
 }

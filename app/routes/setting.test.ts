@@ -3,6 +3,7 @@ import { hashPassword, verifyPassword } from '@switchyard/db/security/password.t
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOptions, makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
+import { accessTokenHash } from '#app/domain/auth/session.server.ts';
 import { action, loader } from './setting.tsx';
 
 let db: TestDatabase;
@@ -94,7 +95,8 @@ describe('/setting action', () => {
     const { token } = await makeSession(db.orm, user);
     const issued = (await action(args(req('/setting', token, { intent: 'token' })))) as unknown as Result;
     const row = await db.orm.em.fork().findOneOrFail(User, { id: user.id });
-    expect(issued.data.token).toBe(row.accessToken);
+    expect(row.accessToken).toBe(await accessTokenHash(String(issued.data.token)));
+    expect(row.accessToken).not.toBe(issued.data.token);
     const del = (await action(
       args(req('/setting', token, { intent: 'delete', confirm: user.username })),
     )) as Response;

@@ -151,6 +151,7 @@ async function ctxFor(actor: {
     },
     relay,
     options: stack.options,
+    secrets: stack.secrets,
     t: await i18next.getFixedT('en', 'common'),
     ip: '127.0.0.1',
   };

@@ -6,6 +6,7 @@ import { Migration20261123085621_oauth_unique } from './Migration20261123085621_
 import { Migration20261123112437_usage_ledger } from './Migration20261123112437_usage_ledger.ts';
 import { Migration20261123122045_logs_filter_indexes } from './Migration20261123122045_logs_filter_indexes.ts';
 import { Migration20261125164424_relay_outbox } from './Migration20261125164424_relay_outbox.ts';
+import { Migration20261125165000_access_token_hash } from './Migration20261125165000_access_token_hash.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123080104', class: Migration20261123080104 },
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123112437_usage_ledger', class: Migration20261123112437_usage_ledger },
   { name: 'Migration20261123122045_logs_filter_indexes', class: Migration20261123122045_logs_filter_indexes },
   { name: 'Migration20261125164424_relay_outbox', class: Migration20261125164424_relay_outbox },
+  { name: 'Migration20261125165000_access_token_hash', class: Migration20261125165000_access_token_hash },
 ];

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadRelayConfig } from './config.ts';
 
@@ -38,5 +39,15 @@ describe('relay config', () => {
     const message = (error as Error).message;
     for (const name of ['RELAY_PORT', 'RELAY_GRPC_PORT', 'REDIS_URL', 'LOG_LEVEL'])
       expect(message).toContain(name);
+  });
+
+  it('takes SECRETS_KEY as 32 bytes in hex or base64 and refuses anything else, naming the variable', () => {
+    const b64 = Buffer.alloc(32, 3).toString('base64');
+    expect(loadRelayConfig({ SECRETS_KEY: b64, SECRETS_KEY_PREVIOUS: 'cd'.repeat(32) }).SECRETS_KEY).toBe(
+      b64,
+    );
+    expect(() => loadRelayConfig({ SECRETS_KEY: 'x'.repeat(40) })).toThrow(
+      /SECRETS_KEY must be 32 random bytes/,
+    );
   });
 });

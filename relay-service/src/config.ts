@@ -1,4 +1,5 @@
 import process from 'node:process';
+import { SECRETS_KEY_FORMAT, secretsKeyProblem } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
 
 /** Relay process configuration, validated once at start (ARCHITECTURE.md §1). */
@@ -50,6 +51,22 @@ const RelayEnv = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  /** 32 random bytes (hex or base64): channel keys and secret options are stored encrypted (ADR 019). */
+  SECRETS_KEY: z
+    .string()
+    .optional()
+    .refine((v) => !v || secretsKeyProblem(v) === null, {
+      message: `SECRETS_KEY ${SECRETS_KEY_FORMAT}`,
+    })
+    .transform((v) => v || undefined),
+  /** Comma-separated earlier keys, read only (values not yet re-encrypted by `npm run secrets:rotate`). */
+  SECRETS_KEY_PREVIOUS: z
+    .string()
+    .optional()
+    .refine((v) => !v || secretsKeyProblem(v, true) === null, {
+      message: `SECRETS_KEY_PREVIOUS: every key ${SECRETS_KEY_FORMAT}`,
+    })
+    .transform((v) => v || undefined),
   /** Tells replicas apart; defaults to a random id per process start. */
   RELAY_INSTANCE_ID: z.string().min(1).max(128).optional(),
 });

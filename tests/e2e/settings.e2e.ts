@@ -12,6 +12,7 @@ import { hashPassword, verifyPassword } from '@switchyard/db/security/password.t
 import type { Page } from 'playwright-core';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { accessTokenHash } from '#app/domain/auth/session.server.ts';
 import { findCode, type SmtpCapture, startSmtpCapture } from '../fakes/smtp.ts';
 import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready, submit } from './harness.ts';
@@ -142,7 +143,8 @@ describe.each(MODES)('personal settings with JavaScript %s', (mode: Mode) => {
     await field.waitFor();
     const token = await field.inputValue();
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect((await dbUser(who.id)).accessToken).toBe(token);
+    // Only its SHA-256 is stored (ADR 019).
+    expect((await dbUser(who.id)).accessToken).toBe(await accessTokenHash(token));
     const res = await page.request.get('/api/user/self', { headers: { Authorization: `Bearer ${token}` } });
     expect((await res.json()).data.id).toBe(who.id);
   });

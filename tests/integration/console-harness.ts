@@ -4,7 +4,7 @@
  * sends them (session cookie + New-Api-User, or a system access token).
  */
 import { Session } from '@switchyard/db/entities/session.ts';
-import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { accessTokenHash, createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
 import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import type { RelayClient } from '#app/grpc/relay-client.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
@@ -16,6 +16,7 @@ export function consoleServices(stack: Stack, relay: RelayClient | null): Consol
   return {
     orm: stack.orm,
     options: stack.options,
+    secrets: stack.secrets,
     relay,
     version: 'test',
     startedAt: 0,
@@ -41,7 +42,10 @@ export async function signedInUser(
   let accessToken: string | undefined;
   if (fields.accessToken) {
     accessToken = `at${crypto.randomUUID().replaceAll('-', '')}`;
-    await stack.sql(`update users set access_token = ? where id = ?`, [accessToken, user.id]);
+    await stack.sql(`update users set access_token = ? where id = ?`, [
+      await accessTokenHash(accessToken),
+      user.id,
+    ]);
   }
   return { ...user, session, accessToken };
 }

@@ -6,6 +6,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
+import { createSecretBox, type SecretBox } from '@switchyard/db/security/secrets.ts';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -22,8 +23,10 @@ export type Stack = {
   billing: RunningConsoleGrpc;
   relays: RunningRelay[];
   options: OptionService;
-  /** Starts one more relay on the same database (and Redis when the stack uses it). */
-  addRelay(): Promise<RunningRelay>;
+  /** The console side's box (SECRETS_KEY of the stack; plaintext without one). */
+  secrets: SecretBox;
+  /** Starts one more relay on the same database (and Redis when the stack uses it); `env` adds to the stack's. */
+  addRelay(env?: Record<string, string>): Promise<RunningRelay>;
   /** Restarts the Billing gRPC server on the same port (after stopBilling). */
   startBilling(): Promise<void>;
   stopBilling(): Promise<void>;
@@ -38,12 +41,15 @@ export type StackOptions = {
   relays?: number;
   /** Relay env overrides. */
   env?: Record<string, string>;
+  /** SECRETS_KEY of the console side and of every relay. */
+  secretsKey?: string;
 };
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const db = await createTestDatabase({ suffix: opts.suffix, poolMax: 10 });
   const pubsub = createMemoryPubSub();
-  const options = new OptionService({ orm: db.orm, pubsub });
+  const secrets = await createSecretBox({ key: opts.secretsKey ?? null });
+  const options = new OptionService({ orm: db.orm, pubsub, secrets });
   await options.load();
   const billingDeps = { em: () => db.orm.em.fork(), options };
   let billing = await startConsoleGrpc({
@@ -56,7 +62,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const keyPrefix = `${testRedisPrefix()}${opts.suffix}:${Date.now()}:`;
   const relays: RunningRelay[] = [];
 
-  const addRelay = async () => {
+  const addRelay = async (env: Record<string, string> = {}) => {
     const relay = await startRelay(
       {
         RELAY_HOST: '127.0.0.1',
@@ -68,7 +74,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         RELAY_OUTBOX_SWEEP_AFTER_MS: 1_000,
         RELAY_SYNC_INTERVAL_MS: 60_000,
         ...(opts.redis ? { REDIS_URL: testRedisUrl() } : {}),
+        ...(opts.secretsKey ? { SECRETS_KEY: opts.secretsKey } : {}),
         ...opts.env,
+        ...env,
       },
       { log: process.env.STACK_LOG ? createLogger('debug') : silentLogger, keyPrefix },
     );
@@ -88,6 +96,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     },
     relays,
     options,
+    secrets,
     addRelay,
     async stopBilling() {
       await billing.stop(0);

@@ -7,6 +7,7 @@ import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
 import { bootstrapRoot } from '@switchyard/db/bootstrap.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
@@ -42,6 +43,7 @@ export async function createAuthTestEnv(suffix: string): Promise<AuthTestEnv> {
   const services: ConsoleServices = {
     orm: db.orm,
     options,
+    secrets: PLAINTEXT_BOX,
     relay: null,
     version: 'test',
     startedAt: 0,

@@ -6,6 +6,7 @@ import { Role, User } from '@switchyard/db/entities/user.ts';
 import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessTokenHash } from '#app/domain/auth/session.server.ts';
 import { InputError, UnauthorizedError } from '#app/domain/errors.ts';
 import {
   deleteSelf,
@@ -208,8 +209,10 @@ describe('issueAccessToken', () => {
     expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(second).not.toBe(first);
     const em = db.orm.em.fork();
-    expect(await em.count(User, { accessToken: first })).toBe(0);
-    expect(await em.count(User, { accessToken: second, id: me.id })).toBe(1);
+    // Only the hash is stored (ADR 019): neither token is in the table, the second one's hash is.
+    expect(await em.count(User, { accessToken: { $in: [first, second] } })).toBe(0);
+    expect(await em.count(User, { accessToken: await accessTokenHash(first) })).toBe(0);
+    expect(await em.count(User, { accessToken: await accessTokenHash(second), id: me.id })).toBe(1);
   });
 });
 

@@ -5,7 +5,7 @@ import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import type { z } from 'zod';
-import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
+import { accessTokenHash, revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
@@ -169,11 +169,14 @@ function randomToken(bytes: number): string {
     .replace(/=+$/, '');
 }
 
-/** GET /api/user/token: a new random system access token each time; the previous one stops working. */
+/**
+ * GET /api/user/token: a new random system access token each time; the previous one stops working. Only its
+ * SHA-256 is stored (ADR 019): the token is answered here once and can never be read back.
+ */
 export async function issueAccessToken(ctx: AccountCtx): Promise<string> {
   const user = await loadSelf(ctx);
   const token = randomToken(32);
-  user.accessToken = token;
+  user.accessToken = await accessTokenHash(token);
   audit(ctx, user, 'user.access_token', null, { rotated: true });
   await ctx.em.flush();
   return token;

@@ -1,7 +1,12 @@
 import { User, UserStatus } from '@switchyard/db/entities/user.ts';
 import type { TFunction } from 'i18next';
 import { authT, authTFor } from '#app/domain/auth/i18n.server.ts';
-import { getSessionUser, type SessionUser, toSessionUser } from '#app/domain/auth/session.server.ts';
+import {
+  accessTokenHash,
+  getSessionUser,
+  type SessionUser,
+  toSessionUser,
+} from '#app/domain/auth/session.server.ts';
 import { ForbiddenError, UnauthorizedError } from '#app/domain/errors.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
@@ -40,8 +45,11 @@ export async function authenticateApi(request: Request, services: ConsoleService
   let principal: ApiPrincipal;
   if (token) {
     const em = services.orm.em.fork();
+    // The column holds the token's SHA-256 (ADR 019): look up the hash of what was presented.
     const user =
-      token.length <= 64 ? await em.findOne(User, { accessToken: token }, { filters: false }) : null;
+      token.length <= 64
+        ? await em.findOne(User, { accessToken: await accessTokenHash(token) }, { filters: false })
+        : null;
     if (!user) throw new UnauthorizedError(t('api.tokenInvalid'));
     if (user.status !== UserStatus.Enabled || user.deletedAt) throw new UnauthorizedError(t('api.banned'));
     if (claimed !== undefined && claimed !== user.id) throw new UnauthorizedError(t('api.headerMismatch'));

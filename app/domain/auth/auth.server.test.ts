@@ -10,6 +10,7 @@ import { completeLogin, loginWithPassword } from '#app/domain/auth/login.server.
 import { requestPasswordReset, resetPassword } from '#app/domain/auth/password-reset.server.ts';
 import { createUserWithInvitation, registerUser } from '#app/domain/auth/register.server.ts';
 import {
+  accessTokenHash,
   createSession,
   getSessionUser,
   logout,
@@ -216,12 +217,12 @@ describe('auth domain', () => {
       const user = await env.createUser({
         username: 'api2',
         password: 'password-1',
-        accessToken: 'tok-api2-abcdef',
+        accessToken: await accessTokenHash('tok-api2-abcdef'),
       });
       await env.createUser({
         username: 'api3',
         password: 'password-1',
-        accessToken: 'tok-api3-abcdef',
+        accessToken: await accessTokenHash('tok-api3-abcdef'),
         status: UserStatus.Banned,
       });
       for (const value of ['tok-api2-abcdef', 'Bearer tok-api2-abcdef']) {
@@ -250,7 +251,7 @@ describe('auth domain', () => {
       const user = await env.createUser({
         username: 'api4',
         password: 'password-1',
-        accessToken: 'tok-api4-abcdef',
+        accessToken: await accessTokenHash('tok-api4-abcdef'),
       });
       const p = await authenticateApi(
         req(url, { headers: { Authorization: 'tok-api4-abcdef', ...EN } }),

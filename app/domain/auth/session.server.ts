@@ -35,6 +35,13 @@ export async function sha256Hex(value: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * What `users.access_token` stores for a system access token: its SHA-256 in hex. A plain fast hash suffices for
+ * 32 random bytes (no dictionary to guess from, 2^256 candidates), and lets authentication look the hash up by
+ * index (ADR 019).
+ */
+export const accessTokenHash = sha256Hex;
+
 /** A fresh opaque token: 32 random bytes, base64url. */
 export function createSessionToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));

@@ -9,6 +9,7 @@ import type { OptionKey } from '@switchyard/db/options/registry.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
 import { hashPassword } from '@switchyard/db/security/password.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import {
   createTestDatabase,
   type TestDatabase,
@@ -74,6 +75,7 @@ export async function createAuthEnv(suffix: string): Promise<AuthEnv> {
   const services: ConsoleServices = {
     orm: db.orm,
     options,
+    secrets: PLAINTEXT_BOX,
     relay: null,
     version: 'test',
     startedAt: 0,

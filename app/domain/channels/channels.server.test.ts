@@ -3,6 +3,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel } from '@switchyard/db/entities/channel.ts';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
+import { createSecretBox, PLAINTEXT_BOX, type SecretBox } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -36,6 +37,7 @@ let db: TestDatabase;
 let t: ChannelsCtx['t'];
 let seq = 0;
 let invalidations: unknown[] = [];
+let secrets: SecretBox = PLAINTEXT_BOX;
 
 beforeAll(async () => {
   db = await createTestDatabase({ suffix: 'channels' });
@@ -83,6 +85,7 @@ function ctxFor(actor: User): ChannelsCtx {
     t,
     relay,
     options: { get: ((key: string) => (key === 'ModelRatio' ? { 'priced-model': 1 } : null)) as never },
+    secrets,
     ip: '127.0.0.1',
   };
 }
@@ -364,6 +367,41 @@ describe('channels domain', () => {
     expect(channelFormInput(unchecked)).toMatchObject({ auto_ban: '0', groups: [], models: [] });
   });
 
+  it('with SECRETS_KEY seals keys for their row on create, batch create, update and copy', async () => {
+    secrets = await createSecretBox({ key: 'ab'.repeat(32) });
+    try {
+      const admin = await makeUser(Role.Admin);
+      const ctx = ctxFor(admin);
+      const [id] = await create(ctx, { name: 'enc', key: 'sk-one\nsk-two', models: 'm' });
+      const batch = await create(ctx, { name: 'b', key: 'sk-b1\nsk-b2', models: 'm', mode: 'batch' });
+      expect(batch).toHaveLength(2);
+      await update(ctx, { id, key: 'sk-three' });
+      const copy = await copyChannel(ctx, id!);
+      const rows = await Promise.all([id!, ...batch, copy].map((x) => channelRow(x)));
+      for (const row of rows) {
+        expect(row.key).toMatch(/^enc:v1:/);
+        expect(row.key).not.toContain('sk-');
+      }
+      expect(rows[0]?.key).not.toBe(rows[3]?.key);
+      expect((await getChannel(ctx, copy)).key).toBe('sk-three');
+      expect((await getChannel(ctx, batch[1]!)).key).toBe('sk-b2');
+      const audits = await db.orm.em
+        .fork()
+        .find(AuditEntry, { targetId: String(id) }, { orderBy: { id: 'asc' } });
+      expect(audits.map((a) => JSON.parse(a.after ?? '{}').key_count)).toEqual([2, 1]);
+      // A key that no longer opens (here: moved from another row) reads as an error, and can be replaced.
+      await db.orm.em.fork().nativeUpdate(Channel, { id: copy }, { key: rows[1]?.key });
+      const fresh = ctxFor(admin);
+      await expect(getChannel(fresh, copy)).rejects.toThrow(
+        `The stored key of channel #${copy} cannot be decrypted (another SECRETS_KEY, or the row was altered): enter the key again`,
+      );
+      await update(fresh, { id: copy, key: 'sk-fixed' });
+      expect((await getChannel(ctxFor(admin), copy)).key).toBe('sk-fixed');
+    } finally {
+      secrets = PLAINTEXT_BOX;
+    }
+  });
+
   it('refuses ordinary users everywhere', async () => {
     const admin = ctxFor(await makeUser(Role.Admin));
     const [id] = await create(admin, { name: 'a', key: 'k', models: 'm', tag: 't' });
@@ -408,6 +446,7 @@ function context() {
     services: {
       orm: db.orm,
       options: { get: () => null },
+      secrets,
       relay: null,
       version: 'test',
       startedAt: 0,

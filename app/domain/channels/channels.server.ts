@@ -3,9 +3,16 @@ import { Ability } from '@switchyard/db/entities/ability.ts';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel, ChannelStatus, ChannelType } from '@switchyard/db/entities/channel.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
+import { channelKeySlot, SecretsError } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
-import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import {
+  DomainError,
+  ForbiddenError,
+  InputError,
+  NotFoundError,
+  UnauthorizedError,
+} from '#app/domain/errors.ts';
 import type { RelaySync } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 
@@ -13,10 +20,12 @@ import { parseInput as parseWith } from '#app/domain/validation.ts';
  * Channel management (seed 001 §2.4, §3 Channel / Tag edit payload, §4, §5 Channel form, §7 Channel, §9).
  * Every write keeps the routing table (`abilities`: one row per group × model of a channel) in step with the
  * channel in the same transaction, then asks the relay to reload its routing table (best effort). Admin only;
- * keys leave the server only in getChannel (the admin's edit form) and never reach an AuditEntry.
+ * keys leave the server only in getChannel (the admin's edit form) and never reach an AuditEntry. With SECRETS_KEY
+ * the key column holds a sealed value bound to its row: channelKey() is the one read and sealChannelKey() the one
+ * write (ADR 019).
  * The calls that need an upstream (test, balance, fetch models) are in relay-ops.server.ts.
  */
-export type ChannelsCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
+export type ChannelsCtx = Pick<RequestCtx, 'em' | 'actor' | 't' | 'secrets'> &
   RelaySync & {
     options?: Pick<RequestCtx['options'], 'get'>;
     /** client address recorded in audit entries */
@@ -181,12 +190,13 @@ export type ChannelWire = {
   other_info: string;
 };
 
-export function serializeChannel(c: Channel, withKey = false): ChannelWire {
+/** The wire form of a channel; `key` (the opened key, from channelKey) only for the admin's edit form. */
+export function serializeChannel(c: Channel, key?: string): ChannelWire {
   return {
     id: c.id,
     type: c.type,
     name: c.name,
-    ...(withKey ? { key: c.key } : {}),
+    ...(key !== undefined ? { key } : {}),
     openai_organization: c.openaiOrganization ?? '',
     max_input_tokens: c.maxInputTokens,
     base_url: c.baseUrl,
@@ -260,12 +270,49 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** What an audit entry may say about a channel: everything but the key (only how many key lines it has). */
-export function auditView(c: Channel | ChannelWire) {
-  const wire = c instanceof Channel ? serializeChannel(c) : { ...c };
-  const keyCount = keyLines((c instanceof Channel ? c.key : c.key) ?? '').length;
-  const { key: _key, response_time, used_quota, balance, balance_updated_time, test_time, ...rest } = wire;
-  return { ...rest, key_count: keyCount };
+/**
+ * What an audit entry may say about a channel: everything but the key (only how many lines the opened key `key`
+ * has; null when the stored key does not open).
+ */
+export function auditView(c: Channel, key: string | null) {
+  const { response_time, used_quota, balance, balance_updated_time, test_time, ...rest } =
+    serializeChannel(c);
+  return { ...rest, key_count: key === null ? null : keyLines(key).length };
+}
+
+/**
+ * The one place the console reads a channel's key: the stored value opened (plaintext rows pass through).
+ * When it does not open (altered row, a ciphertext copied from another row, another SECRETS_KEY) the reason is
+ * logged and the admin is told to enter the key again (a DomainError; updateChannel can still replace it).
+ */
+export async function channelKey(
+  ctx: Pick<ChannelsCtx, 'secrets' | 't'>,
+  c: Pick<Channel, 'id' | 'key'>,
+): Promise<string> {
+  try {
+    return await ctx.secrets.open(c.key, channelKeySlot(c.id));
+  } catch (err) {
+    if (!(err instanceof SecretsError)) throw err;
+    console.error(`[console] ${err.message}`);
+    throw new DomainError(ctx.t('channels:errors.keyUnreadable', { id: c.id }), 409);
+  }
+}
+
+/**
+ * The one place the console writes a channel's key: sealed with SECRETS_KEY for this row (its id must be set:
+ * new rows take theirs from allocateChannelIds first), as it is without a key.
+ */
+async function sealChannelKey(ctx: Pick<ChannelsCtx, 'secrets'>, c: Channel, key: string): Promise<void> {
+  c.key = await ctx.secrets.seal(key, channelKeySlot(c.id));
+}
+
+/** Ids for `n` new channels from the table's sequence, so their keys can be sealed for their row before insert. */
+async function allocateChannelIds(em: ChannelsCtx['em'], n: number): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(
+    `select nextval(pg_get_serial_sequence('channels', 'id'))::int as id from generate_series(1, ?)`,
+    [n],
+  );
+  return rows.map((r) => Number(r.id));
 }
 
 function audit(
@@ -358,20 +405,21 @@ type Fields = z.output<typeof channelFieldsSchema>;
 
 /**
  * Normalises and validates the fields present in `input` onto `c` (seed §5). `creating` makes name, key and
- * models required; on update a field that is absent stays as it is.
+ * models required; on update a field that is absent stays as it is. The key is not set on `c`: the new key (to
+ * seal with sealChannelKey) is returned, undefined when it stays as it is.
  */
-function applyFields(ctx: ChannelsCtx, c: Channel, input: Fields, creating: boolean) {
+function applyFields(ctx: ChannelsCtx, c: Channel, input: Fields, creating: boolean): string | undefined {
   const t = ctx.t;
   if (input.type !== undefined) {
     if (!KNOWN_TYPES.has(input.type)) throw new InputError(t('channels:errors.typeInvalid'), { type: [] });
     c.type = input.type;
   }
   if (input.name !== undefined) c.name = input.name.trim();
-  if (input.key !== undefined && (creating || input.key.trim())) c.key = input.key.trim();
-  if (creating && (!c.name || !c.key))
+  const key = input.key !== undefined && (creating || input.key.trim()) ? input.key.trim() : undefined;
+  if (creating && (!c.name || !key))
     throw new InputError(t('channels:errors.nameAndKeyRequired'), {
       ...(c.name ? {} : { name: [] }),
-      ...(c.key ? {} : { key: [] }),
+      ...(key ? {} : { key: [] }),
     });
   if (!creating && input.name !== undefined && !c.name)
     throw new InputError(t('channels:errors.nameAndKeyRequired'), { name: [] });
@@ -418,6 +466,7 @@ function applyFields(ctx: ChannelsCtx, c: Channel, input: Fields, creating: bool
       throw new InputError(t('channels:errors.statusInvalid'), { status: [] });
     c.status = input.status as ChannelStatus;
   }
+  return key;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -563,7 +612,7 @@ export async function getChannel(ctx: ChannelsCtx, id: number): Promise<ChannelW
   requireAdmin(ctx);
   const row = Number.isSafeInteger(id) && id > 0 ? await ctx.em.findOne(Channel, { id }) : null;
   if (!row) throw new NotFoundError(ctx.t('channels:errors.notFound'));
-  return serializeChannel(row, true);
+  return serializeChannel(row, await channelKey(ctx, row));
 }
 
 /** Channels a test-all covers (enabled and auto-disabled), for the progress view. */
@@ -607,8 +656,8 @@ export async function createChannels(ctx: ChannelsCtx, input: CreateChannelInput
     throw new InputError(ctx.t('channels:errors.tooManyKeys', { max: MAX_BATCH_KEYS }), { key: [] });
   if (keys.length === 0) keys.push('');
   const ids = await ctx.em.transactional(async (em) => {
-    const created: Channel[] = [];
-    for (const key of keys) {
+    const created: { c: Channel; key: string }[] = [];
+    for (const line of keys) {
       const c = em.create(Channel, {
         type: CHANNEL_DEFAULTS.type,
         autoBan: CHANNEL_DEFAULTS.autoBan,
@@ -617,14 +666,23 @@ export async function createChannels(ctx: ChannelsCtx, input: CreateChannelInput
         weight: CHANNEL_DEFAULTS.weight,
         status: ChannelStatus.Enabled,
       } as never);
-      applyFields(ctx, c, { ...input, key }, true);
-      created.push(c);
+      const key = applyFields(ctx, c, { ...input, key: line }, true) ?? '';
+      created.push({ c, key });
+    }
+    const newIds = await allocateChannelIds(em, created.length);
+    for (const [i, { c, key }] of created.entries()) {
+      c.id = newIds[i] as number;
+      await sealChannelKey(ctx, c, key);
     }
     await em.flush();
-    await rebuildAbilities(em, created);
-    for (const c of created) audit(ctx, em, actor.id, 'channel.create', c.id, null, auditView(c));
+    await rebuildAbilities(
+      em,
+      created.map(({ c }) => c),
+    );
+    for (const { c, key } of created)
+      audit(ctx, em, actor.id, 'channel.create', c.id, null, auditView(c, key));
     await em.flush();
-    return created.map((c) => c.id);
+    return created.map(({ c }) => c.id);
   });
   await invalidateRouting(ctx);
   return ids;
@@ -644,9 +702,12 @@ export async function updateChannel(ctx: ChannelsCtx, input: UpdateChannelInput)
   const actor = requireAdmin(ctx);
   const wire = await ctx.em.transactional(async (em) => {
     const c = await lockChannel(ctx, em, input.id);
-    const before = auditView(c);
+    // A key that does not open can still be replaced (or the channel edited otherwise); the audit says so.
+    const oldKey = await channelKey(ctx, c).catch(() => null);
+    const before = auditView(c, oldKey);
     const wasStatus = c.status;
-    applyFields(ctx, c, input, false);
+    const newKey = applyFields(ctx, c, input, false);
+    if (newKey !== undefined) await sealChannelKey(ctx, c, newKey);
     if (input.status === ChannelStatus.Enabled && wasStatus !== ChannelStatus.Enabled)
       c.otherInfo = clearReason(c.otherInfo);
     await em.flush();
@@ -658,7 +719,7 @@ export async function updateChannel(ctx: ChannelsCtx, input: UpdateChannelInput)
           ? 'channel.enable'
           : 'channel.disable'
         : 'channel.update';
-    audit(ctx, em, actor.id, action, c.id, before, auditView(c));
+    audit(ctx, em, actor.id, action, c.id, before, auditView(c, newKey ?? oldKey));
     await em.flush();
     return serializeChannel(c);
   });
@@ -707,7 +768,16 @@ export async function deleteChannels(ctx: ChannelsCtx, ids: number[], single = f
     if (rows.length === 0) return 0;
     const found = rows.map((c) => c.id);
     await em.nativeDelete(Ability, { channelId: { $in: found } });
-    for (const c of rows) audit(ctx, em, actor.id, 'channel.delete', c.id, auditView(c), null);
+    for (const c of rows)
+      audit(
+        ctx,
+        em,
+        actor.id,
+        'channel.delete',
+        c.id,
+        auditView(c, await channelKey(ctx, c).catch(() => null)),
+        null,
+      );
     await em.nativeDelete(Channel, { id: { $in: found } });
     await em.flush();
     return rows.length;
@@ -884,10 +954,13 @@ export async function copyChannel(ctx: ChannelsCtx, id: number): Promise<number>
     const src =
       Number.isSafeInteger(id) && id > 0 ? await em.findOne(Channel, { id }, { refresh: true }) : null;
     if (!src) throw new NotFoundError(ctx.t('channels:errors.notFound'));
+    // The sealed key is bound to the source row: open it and seal it again for the copy.
+    const key = await channelKey(ctx, src);
+    const [copyId] = await allocateChannelIds(em, 1);
     const c = em.create(Channel, {
+      id: copyId,
       type: src.type,
       name: `${src.name}_copy`.slice(0, 128),
-      key: src.key,
       openaiOrganization: src.openaiOrganization,
       maxInputTokens: src.maxInputTokens,
       baseUrl: src.baseUrl,
@@ -904,9 +977,10 @@ export async function copyChannel(ctx: ChannelsCtx, id: number): Promise<number>
       tag: src.tag,
       status: ChannelStatus.Enabled,
     } as never);
+    await sealChannelKey(ctx, c, key);
     await em.flush();
     await rebuildAbilities(em, [c]);
-    audit(ctx, em, actor.id, 'channel.copy', c.id, { source_id: src.id }, auditView(c));
+    audit(ctx, em, actor.id, 'channel.copy', c.id, { source_id: src.id }, auditView(c, key));
     await em.flush();
     return c.id;
   });

@@ -10,6 +10,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel } from '@switchyard/db/entities/channel.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { z } from 'zod';
+import { channelKey } from '#app/domain/channels/channels.server.ts';
 import { DomainError, ForbiddenError, InputError, NotFoundError } from '#app/domain/errors.ts';
 import { type DomainCtx, domainApi } from '#app/domain/http.server.ts';
 import { redact, relayFailure } from '#app/domain/relay-errors.server.ts';
@@ -48,6 +49,11 @@ function keyLines(key: string): string[] {
     .split('\n')
     .map((k) => k.trim())
     .filter(Boolean);
+}
+
+/** The key lines of a saved channel, to scrub from upstream messages (none when the stored key does not open). */
+async function secretsOf(ctx: RelayOpsCtx, channel: Pick<Channel, 'id' | 'key'>): Promise<string[]> {
+  return keyLines(await channelKey(ctx, channel).catch(() => ''));
 }
 
 async function loadChannel(ctx: RelayOpsCtx, id: number): Promise<Channel> {
@@ -107,7 +113,7 @@ export type ChannelTestAnswer = { success: boolean; message: string /** seconds 
 export async function testChannel(ctx: RelayOpsCtx, id: number, model: string): Promise<ChannelTestAnswer> {
   const relay = requireAdmin(ctx);
   const channel = await loadChannel(ctx, id);
-  const secrets = keyLines(channel.key);
+  const secrets = await secretsOf(ctx, channel);
   const result = await relayCall(
     ctx,
     relay,
@@ -174,7 +180,7 @@ export async function startTestAllChannels(ctx: RelayOpsCtx): Promise<string> {
 export async function updateChannelBalance(ctx: RelayOpsCtx, id: number): Promise<number> {
   const relay = requireAdmin(ctx);
   const channel = await loadChannel(ctx, id);
-  const secrets = keyLines(channel.key);
+  const secrets = await secretsOf(ctx, channel);
   const result = await relayCall(
     ctx,
     relay,
@@ -203,10 +209,11 @@ export type BalanceSummary = {
 export async function updateAllChannelBalances(ctx: RelayOpsCtx): Promise<BalanceSummary> {
   const relay = requireAdmin(ctx);
   const keys = new Map(
-    (await ctx.em.find(Channel, { status: 1 }, { fields: ['id', 'key'] })).map((c) => [
-      c.id,
-      keyLines(c.key),
-    ]),
+    await Promise.all(
+      (await ctx.em.find(Channel, { status: 1 }, { fields: ['id', 'key'] })).map(
+        async (c) => [c.id, await secretsOf(ctx, c)] as const,
+      ),
+    ),
   );
   return relayCall(
     ctx,
@@ -237,7 +244,7 @@ export async function fetchChannelModels(ctx: RelayOpsCtx, id: number): Promise<
   return relayCall(
     ctx,
     relay,
-    { action: 'channel.fetch_models', targetId: id, secrets: keyLines(channel.key) },
+    { action: 'channel.fetch_models', targetId: id, secrets: await secretsOf(ctx, channel) },
     () => relay.fetchUpstreamModels({ channelId: id }),
     (models) => ({ success: true, count: models.length }),
   );

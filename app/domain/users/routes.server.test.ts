@@ -4,7 +4,7 @@ import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { accessTokenHash, createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
 import { loader as groupLoader } from '#app/routes/api.group.ts';
 import { action as userAction, loader as userListLoader } from '#app/routes/api.user._index.ts';
 import { loader as userByIdLoader } from '#app/routes/api.user.$id.ts';
@@ -251,7 +251,10 @@ describe('JSON routes', () => {
   });
 
   it('accepts the access token instead of the session', async () => {
-    const admin = await makeUser({ role: Role.Admin, accessToken: 'admin-system-token-123' });
+    const admin = await makeUser({
+      role: Role.Admin,
+      accessToken: await accessTokenHash('admin-system-token-123'),
+    });
     const req = new Request('http://localhost/api/user/?p=1', {
       headers: { Authorization: 'Bearer admin-system-token-123', 'New-Api-User': String(admin.user.id) },
     });

@@ -178,6 +178,8 @@ const channels: ChannelsResources = {
     tagNotFound: 'No channel has this tag',
     typeInvalid: 'Unsupported channel type',
     nameAndKeyRequired: 'Please fill in the channel name and key!',
+    keyUnreadable:
+      'The stored key of channel #{{id}} cannot be decrypted (another SECRETS_KEY, or the row was altered): enter the key again',
     nameTooLong: 'The channel name is too long',
     baseUrlInvalid: 'The base URL must start with http:// or https://',
     regionJson: 'The region must be a valid JSON format!',

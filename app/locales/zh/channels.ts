@@ -177,6 +177,7 @@ const channels = {
     tagNotFound: '该标签下没有渠道',
     typeInvalid: '不支持的渠道类型',
     nameAndKeyRequired: '请填写渠道名称和渠道密钥！',
+    keyUnreadable: '渠道 #{{id}} 保存的密钥无法解密（SECRETS_KEY 不同，或该行被改动）：请重新填写密钥',
     nameTooLong: '渠道名称过长',
     baseUrlInvalid: '代理地址必须以 http:// 或 https:// 开头',
     regionJson: '部署地区必须是合法的 JSON 格式！',

@@ -25,7 +25,7 @@ export const UserSchema = defineEntity({
     displayName: p.string().length(64).default(''),
     /** argon2id PHC string; never serialized. */
     passwordHash: p.string().length(255).default('').hidden(),
-    /** The user's system access token (console API); never serialized. */
+    /** SHA-256 (hex) of the user's system access token (console API; shown once at generation); never serialized. */
     accessToken: p.string().length(64).nullable().unique('users_access_token_unique').hidden(),
     /** Invite code used in /register?aff=CODE. */
     affCode: p.string().length(32).unique('users_aff_code_unique'),

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { AuditEntry } from '../entities/audit-entry.ts';
 import { Option } from '../entities/option.ts';
 import type { PubSub } from '../pubsub.ts';
+import { optionSlot, PLAINTEXT_BOX, type SecretBox } from '../security/secrets.ts';
 import {
   isOptionKey,
   normalizeOptionInput,
@@ -24,6 +25,8 @@ export type OptionServiceDeps = {
   pubsub: PubSub;
   /** Defaults to OPTIONS_CHANNEL; tests may isolate themselves. */
   channel?: string;
+  /** Seals secret options on write and opens them on read (SECRETS_KEY); default: plaintext. */
+  secrets?: SecretBox;
 };
 
 export type OptionEntry = { key: string; value: string };
@@ -42,6 +45,7 @@ export class OptionService {
   readonly #emFactory: () => EntityManager;
   readonly #pubsub: PubSub;
   readonly #channel: string;
+  readonly #secrets: SecretBox;
   readonly #origin = crypto.randomUUID();
   readonly #cache = new Map<OptionKey, CacheEntry>();
   readonly #listeners = new Set<OptionChangeListener>();
@@ -55,10 +59,14 @@ export class OptionService {
     else throw new Error('OptionService needs an orm or an em factory');
     this.#pubsub = deps.pubsub;
     this.#channel = deps.channel ?? OPTIONS_CHANNEL;
+    this.#secrets = deps.secrets ?? PLAINTEXT_BOX;
     for (const key of OPTION_KEYS) this.#setDefault(key);
   }
 
-  /** Reads every row into the cache (defaults for missing or invalid rows) and subscribes to changes. */
+  /**
+   * Reads every row into the cache (defaults for missing or invalid rows) and subscribes to changes. Throws
+   * SecretsError when a sealed secret option does not open (wrong or missing SECRETS_KEY, altered row).
+   */
   async load(): Promise<void> {
     if (!this.#unsubscribe) {
       this.#unsubscribe = await this.#pubsub.subscribe(this.#channel, (message) => {
@@ -67,11 +75,15 @@ export class OptionService {
     }
     const rows = await this.#emFactory().find(Option, {});
     const seen = new Set<OptionKey>();
-    for (const row of rows) {
-      if (!isOptionKey(row.key)) continue;
+    const values = await Promise.all(
+      rows.map((row) => (isOptionKey(row.key) ? this.#open(row.key, row.value) : null)),
+    );
+    rows.forEach((row, i) => {
+      const value = values[i];
+      if (!isOptionKey(row.key) || value == null) return;
       seen.add(row.key);
-      this.#store(row.key, row.value);
-    }
+      this.#store(row.key, value);
+    });
     for (const key of OPTION_KEYS) if (!seen.has(key)) this.#setDefault(key);
     this.#loaded = true;
   }
@@ -122,7 +134,7 @@ export class OptionService {
     await em.transactional(async (tx) => {
       const existing = await tx.findOne(Option, { key }, { lockMode: 4 /* PESSIMISTIC_WRITE */ });
       const before = existing ? existing.value : null;
-      await tx.upsert(Option, { key, value: raw });
+      await tx.upsert(Option, { key, value: secret ? await this.#secrets.seal(raw, optionSlot(key)) : raw });
       tx.create(AuditEntry, {
         actorId: actorId ?? null,
         action: 'option.set',
@@ -151,7 +163,7 @@ export class OptionService {
   /** Re-reads one key from the database. */
   async reload(key: OptionKey): Promise<void> {
     const row = await this.#emFactory().findOne(Option, { key });
-    if (row) this.#store(key, row.value);
+    if (row) this.#store(key, await this.#open(key, row.value));
     else this.#setDefault(key);
   }
 
@@ -174,6 +186,11 @@ export class OptionService {
     } catch (err) {
       console.error(`[options] reload of ${key} failed`, err);
     }
+  }
+
+  /** The one place a stored option is read: secret options are opened (plaintext rows pass through). */
+  #open(key: OptionKey, stored: string): Promise<string> {
+    return OPTIONS[key].secret ? this.#secrets.open(stored, optionSlot(key)) : Promise.resolve(stored);
   }
 
   #setDefault(key: OptionKey): void {

@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
 import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { assertSecretsReadable, createSecretBox, SecretsError } from '@switchyard/db/security/secrets.ts';
 import type { RelayConfig } from '../config.ts';
 import { type BillingReporter, createBillingReporter } from '../grpc/billing-client.ts';
 import type { Logger } from '../log.ts';
@@ -51,12 +52,13 @@ export type PipelineOptions = {
 export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayPipeline> {
   const { cfg, store, log } = opts;
   if (!cfg.DATABASE_URL) throw new Error('DATABASE_URL is required for the relay pipeline');
+  const secrets = await createSecretBox({ key: cfg.SECRETS_KEY, previous: cfg.SECRETS_KEY_PREVIOUS });
   const orm: MikroORM = await initOrm(cfg.DATABASE_URL, { poolMax: cfg.DATABASE_POOL_MAX });
   let pubsub: PubSub | null = null;
   try {
     pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : createMemoryPubSub();
-    const options = new OptionService({ orm, pubsub });
-    const repo = createRepo(sqlFor(orm));
+    const options = new OptionService({ orm, pubsub, secrets });
+    const repo = createRepo(sqlFor(orm), secrets);
     const catalog = new Catalog(async () => ({
       channels: await repo.channels(),
       abilities: await repo.enabledAbilities(),
@@ -65,6 +67,8 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
     const waitUntil = Date.now() + (opts.schemaWaitMs ?? 120_000);
     for (let attempt = 0; ; attempt++) {
       try {
+        // Refuse to start when stored secrets are sealed with a key this process does not have (ADR 019).
+        await assertSecretsReadable(sqlFor(orm), secrets);
         await options.load();
         await catalog.reload();
         if (store instanceof MemoryStore) {
@@ -77,7 +81,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
         }
         break;
       } catch (err) {
-        if (Date.now() > waitUntil) throw err;
+        if (err instanceof SecretsError || Date.now() > waitUntil) throw err;
         if (attempt === 0) log.info(`waiting for the database schema (${(err as Error).message})`);
         await new Promise((r) => setTimeout(r, 500));
       }

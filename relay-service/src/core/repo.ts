@@ -5,6 +5,7 @@
  * by accounts.ts and catalog.ts) and need no unit of work.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { channelKeySlot, PLAINTEXT_BOX, type SecretBox } from '@switchyard/db/security/secrets.ts';
 
 export type Sql = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
@@ -172,7 +173,23 @@ function toAccount(r: Record<string, unknown>): AccountRecord {
   return { token: toToken(r), user: toUser(r, 'u_') };
 }
 
-export function createRepo(sql: Sql) {
+/**
+ * `secrets` opens sealed channel keys (SECRETS_KEY, ADR 019). Opening happens here only, when channels are loaded
+ * (the catalog's reload, a channel operation), never per request; an unchanged row reuses the key opened at the
+ * previous load, so a periodic reload decrypts only rows that changed.
+ */
+export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
+  /** `${id}:${stored}` -> opened key, as of the last full load (bounded by the channel table). */
+  let opened = new Map<string, string>();
+  const openKey = async (row: Record<string, unknown>, next: Map<string, string>): Promise<ChannelRecord> => {
+    const channel = toChannel(row);
+    const cacheKey = `${channel.id}:${channel.key}`;
+    let key = opened.get(cacheKey);
+    if (key === undefined) key = await secrets.open(channel.key, channelKeySlot(channel.id));
+    next.set(cacheKey, key);
+    channel.key = key;
+    return channel;
+  };
   return {
     /** The live token with this key and its live owner (an account cache miss). */
     async accountByKey(key: string): Promise<AccountRecord | null> {
@@ -214,14 +231,19 @@ export function createRepo(sql: Sql) {
       return rows[0] ? num(rows[0].quota) : null;
     },
 
+    /** Every channel with its key opened. Throws SecretsError when a sealed key does not open. */
     async channels(): Promise<ChannelRecord[]> {
-      return (await sql(`${CHANNEL_SELECT} order by id`)).map(toChannel);
+      const next = new Map<string, string>();
+      const rows = await sql(`${CHANNEL_SELECT} order by id`);
+      const channels = await Promise.all(rows.map((row) => openKey(row, next)));
+      opened = next;
+      return channels;
     },
 
     /** One channel (channel tests, balances, model lists) without loading the whole table. */
     async channelById(id: number): Promise<ChannelRecord | null> {
       const [row] = await sql(`${CHANNEL_SELECT} where id = ?`, [id]);
-      return row ? toChannel(row) : null;
+      return row ? openKey(row, new Map()) : null;
     },
 
     async enabledAbilities(): Promise<AbilityRecord[]> {
