@@ -165,7 +165,7 @@ for (const store of ['memory', 'redis'] as const) {
       expect((await committed(a.userId)).quota).toBe(10 * held - served * COST);
     });
 
-    it('an absurd max_tokens is a 400 in the OpenAI envelope, before any hold or upstream call', async () => {
+    it("an absurd max_tokens is a 400 in the route's envelope, before any hold or upstream call", async () => {
       const a = await account(10 * COST);
       const sent = fake.requests.length;
       for (const extra of [{ max_tokens: 1e308 }, { max_completion_tokens: 1e10 }, { n: 1_000_000 }]) {
@@ -178,6 +178,36 @@ for (const store of ['memory', 'redis'] as const) {
         expect(r.body.error).toMatchObject({ type: 'invalid_request_error' });
         expect(String(r.body.error?.message)).toMatch(/must be at most/);
       }
+      // The Claude and Gemini fronts answer the same refusal in their own envelopes.
+      const base = stack.relays[0]!.httpUrl;
+      const claude = await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': `sk-${a.key}`,
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          model: 'gpt-4o',
+          max_tokens: 1e308,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      });
+      expect(claude.status).toBe(400);
+      expect(await claude.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      const gemini = await fetch(`${base}/v1beta/models/gpt-4o:generateContent`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': `sk-${a.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+          generationConfig: { maxOutputTokens: 1e308 },
+        }),
+      });
+      expect(gemini.status).toBe(400);
+      expect(((await gemini.json()) as { error: unknown }).error).toMatchObject({
+        code: 400,
+        status: 'INVALID_ARGUMENT',
+      });
       expect(fake.requests.length).toBe(sent);
       expect(await committed(a.userId)).toEqual({ quota: 10 * COST, tokenRemain: 10 * COST });
     });
