@@ -308,6 +308,15 @@ describe('bounded counting (issue 13: one request froze the relay)', () => {
     expect(utf8Bytes('中A😀é')).toBe(3 + 1 + 4 + 2);
   });
 
+  it('many short texts (each under the cut length) share the budget and the yields', async () => {
+    const messages = Array.from({ length: 5_000 }, () => ({
+      role: 'user',
+      content: '中'.repeat(MAX_RUN_CHARS),
+    }));
+    const blocked = await longestBlockMs(() => countPromptTokens('chat', { messages }, 'gpt-4o'));
+    expect(blocked).toBeLessThan(100);
+  });
+
   it('tokenizes up to TOKENIZE_BUDGET_CHARS per call and counts the rest as bytes', async () => {
     const small = prose(1_000);
     const big = 'B'.repeat(TOKENIZE_BUDGET_CHARS);

@@ -55,6 +55,7 @@ async function loadCounter(encoding: EncodingName): Promise<TokenCounter> {
   return {
     encoding,
     count(text) {
+      if (text.length <= MAX_RUN_CHARS) return text === '' ? 0 : mod.countTokens(text, options);
       let n = 0;
       for (const seg of segments(text)) n += mod.countTokens(seg, options);
       return n;
@@ -167,25 +168,31 @@ export async function countTextsBounded(c: TokenCounter, texts: readonly string[
   let total = 0;
   let budget = TOKENIZE_BUDGET_CHARS;
   let since = performance.now();
+  // Checked after each piece of work; awaited only when due (an await each time would cost more than counting
+  // a short prompt).
+  const due = () => performance.now() - since >= YIELD_AFTER_MS;
   const breathe = async () => {
-    if (performance.now() - since < YIELD_AFTER_MS) return;
     await yieldToLoop();
     since = performance.now();
   };
   for (const text of texts) {
-    if (text.length <= budget) {
-      budget -= text.length;
-      for (const seg of segments(text)) {
-        total += c.countSegment(seg);
-        await breathe();
+    if (text.length > budget) {
+      budget = 0;
+      for (let i = 0; i < text.length; i += 1 << 16) {
+        total += utf8Bytes(text, i, Math.min(text.length, i + (1 << 16)));
+        if (due()) await breathe();
       }
       continue;
     }
-    budget = 0;
-    for (let i = 0; i < text.length; i += 1 << 16) {
-      total += utf8Bytes(text, i, Math.min(text.length, i + (1 << 16)));
-      await breathe();
-    }
+    budget -= text.length;
+    // Most texts (roles, names, short messages) are too short to need cutting.
+    if (text.length <= MAX_RUN_CHARS) total += c.countSegment(text);
+    else
+      for (const seg of segments(text)) {
+        total += c.countSegment(seg);
+        if (due()) await breathe();
+      }
+    if (due()) await breathe();
   }
   return total;
 }
