@@ -11,7 +11,8 @@
  * Flags: --quick; --no-portkey; --no-scale (skip the scale and reload scenario, on by default);
  * --scale-account-ttl-ms=N (the scale relay's account cache TTL, default the product's); --soak[=minutes]
  * (billing soak on the plain stack after everything else, default 10 min); --soak-only[=minutes] (just the soak
- * on a fresh stack; merges into the existing results.json instead of replacing it); --profile.
+ * on a fresh stack; merges into the existing results.json instead of replacing it); --profile;
+ * --big-prompt-only (just the big-prompt scenario of issue 13 on a fresh stack; prints, writes nothing).
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import {
+  bigPromptUnderLoad,
   eachKey,
   memoryStreams,
   pollUntil,
@@ -47,6 +49,7 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const skipPortkey = argv.includes('--no-portkey');
 const soakOnly = argv.some((a) => a === '--soak-only' || a.startsWith('--soak-only='));
+const bigPromptOnly = argv.includes('--big-prompt-only');
 const soakArg = argv.find((a) => /^--soak(-only)?(=|$)/.test(a));
 /** Soak length in minutes, 0 = no soak. Fractions are accepted (a short check of the machinery). */
 const soakMinutes = soakArg ? Number(soakArg.split('=')[1] ?? 10) : 0;
@@ -59,6 +62,11 @@ const runScale = !soakOnly && !argv.includes('--no-scale');
 const scaleTtlArg = argv.find((a) => a.startsWith('--scale-account-ttl-ms='))?.split('=')[1];
 /** The soak (issue 7 "billing under load"): the sustained rate is the c=64 closed loop; 1 call in 20 streams. */
 const SOAK = { concurrency: 64, streamEvery: 20, windowSeconds: 60 };
+/**
+ * Issue 13 item 1: a 1 MB prompt without spaces next to 200 small calls per second; 2 s of small calls before
+ * it and 2 s after the phase it is in flight (at least 1 s).
+ */
+const BIG_PROMPT = { rate: 200, beforeMs: 2000, afterMs: 2000, promptChars: 1 << 20 };
 /** Reload probes: the relay is polled this often until it serves the change. */
 const RELOAD = { intervalMs: 5, timeoutMs: 10_000, repeats: 3 };
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -279,6 +287,19 @@ async function runSoak(
   };
 }
 
+/** The big-prompt scenario on the plain Switchyard target, logged as it ends. */
+async function runBigPrompt(sw: Target): Promise<BigPromptResults> {
+  log(`big prompt: ${BIG_PROMPT.promptChars} chars without spaces next to ${BIG_PROMPT.rate} small calls/s`);
+  const r = await bigPromptUnderLoad(sw, BIG_PROMPT);
+  const ph = (x: BigPromptResults['before']) =>
+    `p50 ${x.p50.toFixed(2)} p99 ${x.p99.toFixed(2)} max ${x.max.toFixed(1)} ms (${x.n} calls, ${x.errors} errors)`;
+  log(`big prompt: answered ${r.bigStatus || r.bigError} in ${r.bigMs.toFixed(0)} ms`);
+  log(`big prompt: small calls before ${ph(r.before)}`);
+  log(`big prompt: small calls during ${ph(r.during)}`);
+  log(`big prompt: small calls after  ${ph(r.after)}`);
+  return r;
+}
+
 /**
  * Issue 7 "cache reload after an admin change": with the 10k/1k configuration live, the console's own domain
  * functions make the change (and notify the relay as the admin pages do); the relay is polled every ~5 ms until
@@ -348,7 +369,7 @@ async function reloadTimes(t: Target, scaleConsole: ChildProcess, keys: string[]
 async function main() {
   const startedAt = new Date();
   log(
-    `${soakOnly ? 'soak-only' : quick ? 'quick' : 'full'} mode; load average ${os
+    `${soakOnly ? 'soak-only' : bigPromptOnly ? 'big-prompt-only' : quick ? 'quick' : 'full'} mode; load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
@@ -419,6 +440,16 @@ async function run(startedAt: Date, rc: Redis, redisVersion: string, redisPid: n
     c.send({ op: 'close' });
     await new Promise((res) => c.once('exit', res));
   };
+
+  if (bigPromptOnly) {
+    await setShape(fakePort, { frames: 8, gapMs: 0 });
+    log('warm-up (3 s at c=8)');
+    await throughput(sw, 8, 3, 0);
+    const big = await runBigPrompt(sw);
+    console.log(JSON.stringify(big, null, 2));
+    await stopStack(relay, consoleProc);
+    return;
+  }
 
   if (soakOnly) {
     await setShape(fakePort, { frames: 8, gapMs: 0 });
@@ -613,6 +644,9 @@ async function run(startedAt: Date, rc: Redis, redisVersion: string, redisPid: n
     await stopStack(scale.relay, scale.console);
   }
 
+  await setShape(fakePort, { frames: 8, gapMs: 0 });
+  const bigPrompt = await runBigPrompt(sw);
+
   log('billing settle rate (reportUsage into PostgreSQL, batches of 1000)');
   // One uncounted batch first (JIT, connection pool).
   await request(consoleProc, { op: 'settle', batches: 1, batchSize: 1000, parallel: 1 }, 'settle');
@@ -762,6 +796,7 @@ async function run(startedAt: Date, rc: Redis, redisVersion: string, redisPid: n
     flags,
     memory,
     settle,
+    bigPrompt,
     ...(scale && scaleWarm && reload
       ? {
           scale: {
@@ -818,6 +853,7 @@ type Results = {
   flags: string[];
   memory: Record<string, unknown>;
   settle: Record<string, Record<string, number>>;
+  bigPrompt?: BigPromptResults;
   scale?: ScaleResults;
   soak?: SoakResults;
 };
@@ -853,6 +889,7 @@ type ScaleResults = {
   reload: { tokenDisable: Probe[]; channelAdd: Probe[]; channelDisable: Probe[]; routableBefore: number[] };
 };
 type SoakResults = Awaited<ReturnType<typeof runSoak>>;
+type BigPromptResults = Awaited<ReturnType<typeof bigPromptUnderLoad>>;
 
 const f = (x: number | undefined, d = 2) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d));
 
@@ -921,6 +958,24 @@ function targetRows(r: Results): [string, string, string, boolean | null][] {
       (settle ?? 0) >= 5000,
     ],
   ];
+  const big = r.bigPrompt;
+  if (big) {
+    const rise = big.during.p99 - big.before.p99;
+    rows.push(
+      [
+        'Small calls next to a 1 MB prompt without spaces: p99 during minus before (issue 13)',
+        '<= +5 ms',
+        `${rise >= 0 ? '+' : ''}${f(rise)} ms (p99 before ${f(big.before.p99)}, during ${f(big.during.p99)}, after ${f(big.after.p99)} ms; max during ${f(big.during.max, 1)} ms; ${big.during.errors} errors)`,
+        rise <= 5 && big.during.errors === 0,
+      ],
+      [
+        'The 1 MB prompt answered or refused',
+        '<= 1 s',
+        `${big.bigStatus || big.bigError} in ${f(big.bigMs, 0)} ms`,
+        big.bigStatus > 0 && big.bigMs <= 1000,
+      ],
+    );
+  }
   const k10 = r.summary['switchyard-10k'];
   if (k10 && r.scale) {
     const cpu = k10.cpu_vs_plain_pct?.median ?? Number.NaN;

@@ -577,3 +577,100 @@ export async function soak(
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export type PhaseLatency = { n: number; errors: number; p50: number; p99: number; max: number };
+
+/**
+ * Issue 13 item 1: one huge prompt without spaces (its tokens once took the relay's event loop for minutes)
+ * sent while a steady open-loop load of small calls runs. Small calls are fired at `rate` per second on a fixed
+ * schedule (an open loop, so a stalled relay shows up as latency instead of as fewer samples) and grouped by
+ * when they were sent: before the big call, during it (from its send to its answer, at least one second) and
+ * after it. Reports each phase's latency and the big call's status and answer time.
+ */
+export async function bigPromptUnderLoad(
+  t: Target,
+  opts: { rate: number; beforeMs: number; afterMs: number; promptChars: number },
+) {
+  const small = pool(t, 32);
+  const big = pool(t, 1);
+  const samples: { at: number; ms: number; ok: boolean }[] = [];
+  const inflight = new Set<Promise<void>>();
+  const fire = () => {
+    const at = performance.now();
+    const p = call(small, t, BODY)
+      .then(
+        (status) => samples.push({ at, ms: performance.now() - at, ok: status === 200 }),
+        () => samples.push({ at, ms: performance.now() - at, ok: false }),
+      )
+      .then(() => {
+        inflight.delete(p);
+      });
+    inflight.add(p);
+  };
+  const bigBody = JSON.stringify({
+    model: 'gpt-4o-mini',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'A'.repeat(opts.promptChars) }],
+  });
+  const interval = 1000 / opts.rate;
+  const t0 = performance.now();
+  let bigStart = Number.POSITIVE_INFINITY;
+  let bigEnd = Number.POSITIVE_INFINITY;
+  let bigStatus = 0;
+  let bigError = '';
+  let stopAt = Number.POSITIVE_INFINITY;
+  try {
+    for (let i = 0; ; i++) {
+      const due = t0 + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const now = performance.now();
+      if (now >= stopAt) break;
+      if (bigStart === Number.POSITIVE_INFINITY && now - t0 >= opts.beforeMs) {
+        bigStart = now;
+        big
+          .request({ path: t.path, method: 'POST', headers: headersOf(t), body: bigBody })
+          .then(async (res) => {
+            await res.body.arrayBuffer();
+            bigStatus = res.statusCode;
+          })
+          .catch((e: unknown) => {
+            bigError = (e as Error).message;
+          })
+          .finally(() => {
+            bigEnd = performance.now();
+            stopAt = Math.max(bigEnd, bigStart + 1000) + opts.afterMs;
+          });
+      }
+      // Safety: never run longer than a minute.
+      if (now - t0 > 60_000) break;
+      fire();
+    }
+    await Promise.all(inflight);
+  } finally {
+    await small.close();
+    await big.close();
+  }
+  const duringEnd = Math.max(bigEnd, bigStart + 1000);
+  const phase = (keep: (at: number) => boolean): PhaseLatency => {
+    const xs = samples.filter((s) => keep(s.at));
+    const lat = sortNum(xs.map((s) => s.ms));
+    return {
+      n: xs.length,
+      errors: xs.filter((s) => !s.ok).length,
+      p50: percentile(lat, 50),
+      p99: percentile(lat, 99),
+      max: lat.at(-1) ?? Number.NaN,
+    };
+  };
+  return {
+    rate: opts.rate,
+    promptChars: opts.promptChars,
+    bigStatus,
+    bigError,
+    bigMs: bigEnd - bigStart,
+    before: phase((at) => at < bigStart),
+    during: phase((at) => at >= bigStart && at <= duringEnd),
+    after: phase((at) => at > duringEnd),
+  };
+}

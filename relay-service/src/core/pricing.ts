@@ -197,12 +197,6 @@ function round(x: Dec): number {
   return Number(x.n < 0n ? -r : r);
 }
 
-function ceil(x: Dec): number {
-  const p = pow10(x.s);
-  const q = x.n / p;
-  return Number(x.n > 0n && q * p !== x.n ? q + 1n : q);
-}
-
 const tokens = (x: number): number => (Number.isFinite(x) && x > 0 ? Math.trunc(x) : 0);
 
 // ---- quota --------------------------------------------------------------------------------------------------
@@ -257,31 +251,71 @@ function fixedQuota(price: FixedPrice, tables: PriceTables, calls = 1): number {
 }
 
 export type EstimateInput = {
-  /** Prompt tokens counted locally (core/tokenize.ts). */
+  /**
+   * An upper bound of the prompt tokens (core/hold.ts): counted text plus the ceilings of parts that cannot be
+   * counted. Priced at the highest rate a prompt token can be billed at (input, cache read, cache write).
+   */
   promptTokens: number;
-  /** max_tokens / max_completion_tokens / max_output_tokens, when the client sent one. */
+  /** Prompt tokens of audio parts: priced at the audio rate when that is higher. */
+  audioPromptTokens?: number;
+  /** max_tokens / max_completion_tokens / max_output_tokens, when the client sent one (per output). */
   maxTokens?: number;
+  /** Completion tokens per output when the request sets no limit. Default PreConsumedQuota. */
+  defaultMaxTokens?: number;
+  /** Outputs generated (n, best_of, candidateCount). Default 1. */
+  outputs?: number;
   /** See QuotaOptions.calls. */
   calls?: number;
 };
 
+const maxDec = (...xs: number[]): Dec =>
+  xs.map(dec).reduce((a, b) => (a.n * pow10(b.s) >= b.n * pow10(a.s) ? a : b));
+
 /**
- * The quota held before the call. Ratio pricing: (prompt + (maxTokens ?? PreConsumedQuota)·completion)·M·G,
- * rounded up. new-api prices the max_tokens part at the input rate (and without max_tokens holds only
- * PreConsumedQuota·M·G), so its hold can be far below the real cost; pricing the completion part at the
- * completion ratio makes the hold an upper bound whenever max_tokens is given, which is what keeps concurrent
- * requests from overdrawing. (Cache writes and audio above the input rate are not bounded: the prompt is
- * estimated as text.) Fixed pricing: exactly computeQuota.
+ * The quota held before the call: an upper bound of computeQuota for every usage the request can produce
+ * (ADR 009). Ratio pricing:
+ *   ceil(((P·max(1, cache, cacheWrite) + A·max(1, cache, cacheWrite, audio)
+ *          + outputs·(maxTokens ?? defaultMaxTokens)·max(completion, audio·audioCompletion))·M·G)
+ * where P is the text-and-media bound and A the audio bound of the prompt. For a model with default cache and
+ * audio ratios this is new-api's estimate with the completion part at the completion ratio (new-api prices it
+ * at the input rate, so its hold can be far below the real cost). Fixed pricing: exactly computeQuota. The
+ * result is clamped to Number.MAX_SAFE_INTEGER (no balance covers that much, so the call is refused for quota).
  */
 export function estimateQuota(price: Price, input: EstimateInput, tables: PriceTables): number {
   if (price.kind === 'fixed') return fixedQuota(price, tables, input.calls);
-  const completion =
-    input.maxTokens !== undefined ? tokens(input.maxTokens) : tokens(tables.preConsumedQuota);
+  const perOutput =
+    input.maxTokens !== undefined
+      ? tokens(input.maxTokens)
+      : tokens(input.defaultMaxTokens ?? tables.preConsumedQuota);
+  const outputs = Math.max(1, tokens(input.outputs ?? 1));
+  const int = (n: number): Dec => ({ n: BigInt(n), s: 0 });
+  const promptRate = maxDec(1, price.cacheRatio, price.cacheWriteRatio);
+  const audioRate = maxDec(1, price.cacheRatio, price.cacheWriteRatio, price.audioRatio);
+  const outRate = completionRate(price);
   const weighted = add(
-    { n: BigInt(tokens(input.promptTokens)), s: 0 },
-    mul({ n: BigInt(completion), s: 0 }, dec(price.completionRatio)),
+    mul(int(tokens(input.promptTokens)), promptRate),
+    mul(int(tokens(input.audioPromptTokens ?? 0)), audioRate),
+    mul(int(perOutput), int(outputs), outRate),
   );
-  return ceil(mul(weighted, dec(price.modelRatio), dec(price.groupRatio)));
+  return Math.min(
+    Number.MAX_SAFE_INTEGER,
+    ceilBig(mul(weighted, dec(price.modelRatio), dec(price.groupRatio))),
+  );
+}
+
+/** The highest price of one completion token: text at the completion ratio, audio at audio × audio completion. */
+function completionRate(price: RatioPrice): Dec {
+  const text = dec(price.completionRatio);
+  const audio = mul(dec(price.audioRatio), dec(price.audioCompletionRatio));
+  return text.n * pow10(audio.s) >= audio.n * pow10(text.s) ? text : audio;
+}
+
+/** ceil as a number, saturating at Number.MAX_SAFE_INTEGER instead of losing precision. */
+function ceilBig(x: Dec): number {
+  const p = pow10(x.s);
+  let q = x.n / p;
+  if (x.n > 0n && q * p !== x.n) q += 1n;
+  return q > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(q);
 }
 
 // ---- log details --------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import type { AccountRef, OutboxEntry, RateLimit, RelayStore } from '../store/ty
 import type { Caller } from './auth.ts';
 import { type Catalog, hasRoute, selectChannel } from './catalog.ts';
 import { RelayError } from './errors.ts';
+import { requestHold } from './hold.ts';
 import { LOCAL_ENTRY_PREFIX } from './outbox.ts';
 import {
   computeQuota,
@@ -37,7 +38,7 @@ import {
 } from './pricing.ts';
 import type { ChannelRecord, Repo } from './repo.ts';
 import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
-import { countPromptTokens, countTextTokens } from './tokenize.ts';
+import { countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 import {
   fetchClient,
@@ -222,12 +223,15 @@ export class RelayCore {
         code: 'model_not_found',
       });
 
-    const promptTokens =
-      call.body instanceof FormData ? 0 : await countPromptTokens(call.endpoint, call.body, call.model);
-    const maxTokens = call.body instanceof FormData ? undefined : maxTokensOf(call.body);
-    const calls =
-      call.endpoint === 'images' && !(call.body instanceof FormData) ? Number(call.body.n ?? 1) || 1 : 1;
-    const hold = estimateQuota(effectivePrice, { promptTokens, maxTokens, calls }, tables);
+    // A bound of what this request can cost (core/hold.ts, ADR 009); a 400 for limits no model accepts.
+    const { promptTokens, estimate } = await requestHold(
+      call.endpoint,
+      call.body,
+      call.model,
+      tables.preConsumedQuota,
+    );
+    const calls = estimate.calls ?? 1;
+    const hold = estimateQuota(effectivePrice, estimate, tables);
 
     const limit = rateLimitFor(d.options, caller.user.id);
     const tokenId = caller.token && !caller.token.unlimitedQuota ? caller.token.id : null;
@@ -744,19 +748,6 @@ function storeUnavailable(err: unknown): RelayError {
 
 function clientGone(): RelayError {
   return new RelayError({ status: 499, message: 'client closed the request', type: 'client_error' });
-}
-
-function maxTokensOf(body: Record<string, unknown>): number | undefined {
-  // Gemini keeps the limit in generationConfig.
-  const g = body.generationConfig ?? body.generation_config;
-  const gemini = g && typeof g === 'object' ? (g as Record<string, unknown>) : {};
-  for (const k of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
-    const v =
-      body[k] ??
-      (k === 'max_output_tokens' ? (gemini.maxOutputTokens ?? gemini.max_output_tokens) : undefined);
-    if (typeof v === 'number' && Number.isFinite(v) && v > 0) return Math.floor(v);
-  }
-  return undefined;
 }
 
 function withModel(

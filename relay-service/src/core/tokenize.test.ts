@@ -4,11 +4,16 @@ import {
   countChatPromptTokens,
   countPromptTokens,
   countPromptTokensWith,
+  countTextsBounded,
   countTextTokens,
   encodingForModel,
   IMAGE_TOKENS_HIGH,
   IMAGE_TOKENS_LOW,
+  MAX_RUN_CHARS,
+  segments,
+  TOKENIZE_BUDGET_CHARS,
   tokenCounter,
+  utf8Bytes,
 } from './tokenize.ts';
 
 // Reference counts (checked against gpt-tokenizer): o200k_base "hello world" 2, "hi" 1, "user" 1, "system" 1,
@@ -216,5 +221,108 @@ describe('countPromptTokens', () => {
   it('has a synchronous form for hot loops', async () => {
     const c = await tokenCounter('gpt-4o');
     expect(countPromptTokensWith(c, 'speech', { input: 'hello world' })).toBe(2);
+  });
+});
+
+/**
+ * The longest time the event loop was kept from running while `work` ran: a setImmediate chain stamps every
+ * turn it gets. Today's synchronous count of 120,000 'A's held the loop for 11-13 s.
+ */
+async function longestBlockMs(work: () => Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await work();
+  running = false;
+  longest = Math.max(longest, performance.now() - last);
+  return longest;
+}
+
+describe('bounded counting (issue 13: one request froze the relay)', () => {
+  const PROSE = [
+    'The quick brown fox jumps over the lazy dog. ',
+    "It's 12:30 -- don't you think? I'll go; they've said   so!\n",
+    '  indented code: const x = foo(bar, "baz") + 42;\n\n',
+    '中文句子，标点。 日本語のテキスト ',
+    'emoji 😀👍🏽 and accents: café, naïve, Ångström. ',
+    'tabs\tand\r\nCRLF lines, URLs like https://example.com/a?b=c&d=e. ',
+  ];
+  const prose = (chars: number) => {
+    let s = '';
+    for (let i = 0; s.length < chars; i++) s += PROSE[(i * 7) % PROSE.length];
+    return s;
+  };
+
+  it('keeps the exact count of ordinary text however it is cut into segments', async () => {
+    const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+    const c = await tokenCounter('gpt-4o');
+    const opts = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
+    for (const chars of [10, 5_000, 50_000]) {
+      const text = prose(chars);
+      expect([...segments(text)].length).toBeGreaterThan(chars > 4_096 ? 1 : 0);
+      expect(c.count(text), `${chars} chars`).toBe(countTokens(text, opts));
+      expect(await countTextTokens(text, 'gpt-4o')).toBe(countTokens(text, opts));
+    }
+    const { countTokens: cl100k } = await import('gpt-tokenizer/encoding/cl100k_base');
+    expect((await tokenCounter('gpt-4')).count(prose(50_000))).toBe(cl100k(prose(50_000), opts));
+  });
+
+  it('cuts runs without spaces at MAX_RUN_CHARS, never inside a surrogate pair', () => {
+    const run = 'A'.repeat(1_000);
+    expect([...segments(run)].every((s) => s.length <= MAX_RUN_CHARS)).toBe(true);
+    expect([...segments(run)].join('')).toBe(run);
+    const emoji = '😀'.repeat(300);
+    const parts = [...segments(emoji)];
+    expect(parts.join('')).toBe(emoji);
+    for (const p of parts) expect(p.length % 2, 'whole surrogate pairs').toBe(0);
+  });
+
+  it('counts 120,000 letters without a space without blocking the event loop', async () => {
+    const text = 'A'.repeat(120_000);
+    let n = 0;
+    const blocked = await longestBlockMs(async () => {
+      n = await countTextTokens(text, 'gpt-4o');
+    });
+    // 8 letters per token in o200k_base, cut at 128 (a multiple of 8): the exact count.
+    expect(n).toBe(15_000);
+    // The work is cut into slices of about YIELD_AFTER_MS; the margin absorbs a loaded CI machine.
+    expect(blocked).toBeLessThan(100);
+  });
+
+  it('counts a 1 MB prompt without spaces in a chat request without blocking, as at most its bytes', async () => {
+    const body = { messages: [{ role: 'user', content: '中'.repeat(100_000) + 'A'.repeat(700_000) }] };
+    let n = 0;
+    const blocked = await longestBlockMs(async () => {
+      n = await countPromptTokens('chat', body, 'gpt-4o');
+    });
+    expect(blocked).toBeLessThan(100);
+    // Beyond TOKENIZE_BUDGET_CHARS the text counts as its UTF-8 bytes: an upper bound of any byte-level BPE.
+    expect(n).toBe(3 + 3 + 1 + utf8Bytes(body.messages[0]!.content));
+    expect(utf8Bytes('中A😀é')).toBe(3 + 1 + 4 + 2);
+  });
+
+  it('many short texts (each under the cut length) share the budget and the yields', async () => {
+    const messages = Array.from({ length: 5_000 }, () => ({
+      role: 'user',
+      content: '中'.repeat(MAX_RUN_CHARS),
+    }));
+    const blocked = await longestBlockMs(() => countPromptTokens('chat', { messages }, 'gpt-4o'));
+    expect(blocked).toBeLessThan(100);
+  });
+
+  it('tokenizes up to TOKENIZE_BUDGET_CHARS per call and counts the rest as bytes', async () => {
+    const small = prose(1_000);
+    const big = 'B'.repeat(TOKENIZE_BUDGET_CHARS);
+    const c = await tokenCounter('gpt-4o');
+    // The first text fits the budget and is tokenized; the second would pass it and counts as bytes.
+    expect(await countTextsBounded(c, [small, big])).toBe(c.count(small) + big.length);
+    expect(await countTextsBounded(c, [big])).toBe(c.count(big));
   });
 });
