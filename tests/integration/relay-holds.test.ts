@@ -4,6 +4,8 @@
  * file as 1,000 prompt tokens. The hostile test saw all 100 served on a balance for 10 (quota -6,930) because
  * the hold counted the file as 0 tokens; a file part now reserves OPAQUE_PART_HOLD_TOKENS, so the balance can
  * never go below 0 and the calls it cannot cover are refused with the quota error before any upstream call.
+ * A call without max_tokens holds flexibly: on a balance of a few cents it is served, and racing ones are
+ * refused, so the balance goes below zero by one call's excess at most.
  */
 
 import { defaultOptionValues } from '@switchyard/db/options/registry.ts';
