@@ -4,6 +4,8 @@
  * file as 1,000 prompt tokens. The hostile test saw all 100 served on a balance for 10 (quota -6,930) because
  * the hold counted the file as 0 tokens; a file part now reserves OPAQUE_PART_HOLD_TOKENS, so the balance can
  * never go below 0 and the calls it cannot cover are refused with the quota error before any upstream call.
+ * A call without max_tokens holds flexibly: on a balance of a few cents it is served, and racing ones are
+ * refused, so the balance goes below zero by one call's excess at most.
  */
 
 import { defaultOptionValues } from '@switchyard/db/options/registry.ts';
@@ -163,6 +165,67 @@ for (const store of ['memory', 'redis'] as const) {
       expect(served).toBeGreaterThanOrEqual(10);
       expect(served).toBeLessThan(CALLS);
       expect((await committed(a.userId)).quota).toBe(10 * held - served * COST);
+    });
+
+    describe('a call without max_tokens on a balance of a few cents (flexible hold)', () => {
+      /** A plain `openai` SDK call: no output limit. */
+      const plain = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Say hello.' }] };
+      /** 20,000 quota: $0.04, below the 32,768-token ceiling hold (about $0.33) and above the old allowance. */
+      const BALANCE = 20_000;
+
+      async function holds() {
+        const values = {
+          ...defaultOptionValues(),
+          ModelRatio: { 'gpt-4o': 1.25 },
+          CompletionRatio: { 'gpt-4o': 4 },
+          GroupRatio: { default: 1 },
+        };
+        const tables = priceTablesFrom({ get: (k) => values[k] as never });
+        const price = resolvePrice(tables, 'gpt-4o', 'default')!;
+        const { estimate } = await requestHold('chat', plain, 'gpt-4o', tables.preConsumedQuota);
+        return {
+          ceiling: estimateQuota(price, estimate, tables),
+          floor: estimateQuota(price, { ...estimate, defaultMaxTokens: tables.preConsumedQuota }, tables),
+        };
+      }
+
+      it('is served and charged its cost (the ceiling hold refused it)', async () => {
+        const { ceiling, floor } = await holds();
+        expect(ceiling).toBeGreaterThan(BALANCE);
+        expect(floor).toBeLessThan(BALANCE);
+        const a = await account(BALANCE);
+        const usage = { prompt_tokens: 20, completion_tokens: 200 };
+        fake.on({ model: 'gpt-4o', respond: { usage } });
+        const r = await call(a.key, plain);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const cost = Math.round((usage.prompt_tokens + usage.completion_tokens * 4) * 1.25);
+        expect(await committed(a.userId)).toEqual({ quota: BALANCE - cost, tokenRemain: BALANCE - cost });
+      });
+
+      it('50 concurrent calls: one takes the balance, the rest are refused, the overdraft is one call excess', async () => {
+        const a = await account(BALANCE);
+        // Each call writes 10,000 tokens: 50,025 quota, more than the whole balance.
+        const usage = { prompt_tokens: 20, completion_tokens: 10_000 };
+        const cost = Math.round((usage.prompt_tokens + usage.completion_tokens * 4) * 1.25);
+        expect(cost).toBeGreaterThan(BALANCE);
+        fake.on({ model: 'gpt-4o', respond: { usage, delayMs: 300 } });
+        const results = await Promise.all(Array.from({ length: 50 }, () => call(a.key, plain)));
+        const served = results.filter((r) => r.status === 200).length;
+        const refused = results.filter(
+          (r) => r.status === 403 && r.body.error?.code === 'insufficient_user_quota',
+        ).length;
+        expect(served + refused, JSON.stringify(results.find((r) => r.status >= 500))).toBe(50);
+        expect(served).toBeGreaterThanOrEqual(1);
+        expect(refused).toBeGreaterThanOrEqual(45);
+        expect(fake.requests.filter((r) => r.path.endsWith('/chat/completions')).length).toBe(served);
+        const after = await committed(a.userId);
+        expect(after.quota).toBe(BALANCE - served * cost);
+        // ADR 009: the first call held all that was spendable (BALANCE); the balance goes below zero by that one
+        // call's excess over its hold, never by more.
+        const excess = cost - BALANCE;
+        expect(after.quota).toBeGreaterThanOrEqual(-excess);
+        expect(after.tokenRemain).toBeGreaterThanOrEqual(-excess);
+      });
     });
 
     it("an absurd max_tokens is a 400 in the route's envelope, before any hold or upstream call", async () => {

@@ -38,7 +38,8 @@ export const AUDIO_BYTES_PER_TOKEN = 20;
 /**
  * Output tokens held per output when the request sets no limit (and PreConsumedQuota is lower): the largest
  * output of the common chat models (gpt-4.1 32,768; gpt-4o 16,384; Claude 3.x 8,192). A call without a limit to
- * a model that writes more (o-series, Claude 4, Gemini 2.5) may exceed its hold by the rest.
+ * a model that writes more (o-series, Claude 4, Gemini 2.5) may exceed its hold by the rest. On a balance below
+ * this hold the relay holds what is spendable, down to PreConsumedQuota output tokens (flexible hold, ADR 009).
  */
 export const OUTPUT_CEILING_TOKENS = 32_768;
 

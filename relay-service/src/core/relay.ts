@@ -232,6 +232,13 @@ export class RelayCore {
     );
     const calls = estimate.calls ?? 1;
     const hold = estimateQuota(effectivePrice, estimate, tables);
+    // Without an output limit the hold is flexible (ADR 009): on a balance below the ceiling it takes what is
+    // spendable, down to the hold with the old allowance of PreConsumedQuota output tokens (media ceilings and
+    // output counts kept), so a small balance can still make a plain SDK call that sends no max_tokens.
+    const floor =
+      estimate.maxTokens === undefined
+        ? estimateQuota(effectivePrice, { ...estimate, defaultMaxTokens: tables.preConsumedQuota }, tables)
+        : hold;
 
     const limit = rateLimitFor(d.options, caller.user.id);
     const tokenId = caller.token && !caller.token.unlimitedQuota ? caller.token.id : null;
@@ -240,6 +247,7 @@ export class RelayCore {
       userId: caller.user.id,
       tokenId,
       amount: hold,
+      ...(floor < hold ? { minAmount: floor } : {}),
       limit,
       holdTtlMs: d.upstreamTimeoutMs * 2 + HOLD_TTL_MARGIN_MS,
     });
@@ -269,6 +277,7 @@ export class RelayCore {
     userId: number;
     tokenId: number | null;
     amount: number;
+    minAmount?: number;
     limit: RateLimit | undefined;
     holdTtlMs: number;
   }): Promise<void> {

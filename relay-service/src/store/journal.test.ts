@@ -40,7 +40,7 @@ async function storeWith(journal: OutboxJournal, committed = 10_000) {
 
 async function call(store: MemoryStore, requestId: string, hold: number, cost: number, now = Date.now()) {
   const r = await store.reserve({ requestId, userId: 7, tokenId: 70, amount: hold, holdTtlMs: 60_000, now });
-  expect(r).toEqual({ ok: true });
+  expect(r).toEqual({ ok: true, held: hold });
   return store.settle({
     requestId,
     userId: 7,

@@ -14,6 +14,7 @@ import {
   assertEntryId,
   assertId,
   assertLimit,
+  assertMinAmount,
   assertPositiveMs,
   assertQuota,
   assertTime,
@@ -31,7 +32,8 @@ import type {
   SettleRequest,
 } from './types.ts';
 
-type Hold = { user: number; token: number | null; amount: number; expiresAt: number };
+/** `partial`: a flexible hold that took less than its amount (its accounts are marked in #partial). */
+type Hold = { user: number; token: number | null; amount: number; expiresAt: number; partial: boolean };
 
 /**
  * Sliding log of one rate-limit window: member (request id) -> time. Keyed by member like the Redis ZSET, so a
@@ -53,6 +55,8 @@ export class MemoryStore implements RelayStore {
   readonly #pend = new Map<string, number>();
   readonly #gen = new Map<string, number>();
   readonly #holds = new Map<string, Hold>();
+  /** Account key -> request id of the partial hold open on it (at most one; see ReserveRequest.minAmount). */
+  readonly #partial = new Map<string, string>();
   readonly #attempts = new Map<string, SlidingLog>();
   readonly #successes = new Map<string, SlidingLog>();
   /** Insertion order is id order: ids only grow (see #nextId). */
@@ -115,12 +119,14 @@ export class MemoryStore implements RelayStore {
     assertId('tokenId', req.tokenId);
     this.#assertOpen();
     assertQuota('amount', req.amount);
+    assertMinAmount(req.minAmount, req.amount);
     assertTime('now', req.now);
     assertPositiveMs('holdTtlMs', req.holdTtlMs);
     assertLimit(req.limit);
-    const { requestId, userId, tokenId, amount, limit, now } = req;
+    const { requestId, userId, tokenId, amount, minAmount, limit, now } = req;
 
-    if (this.#holds.has(requestId)) return { ok: true };
+    const prior = this.#holds.get(requestId);
+    if (prior) return { ok: true, held: prior.amount };
 
     let attempts: SlidingLog | undefined;
     if (limit) {
@@ -140,22 +146,41 @@ export class MemoryStore implements RelayStore {
     const tokenBal = token ? this.#balValue(token) : null;
     if (token && tokenBal === null) return { ok: false, reason: 'balance_unknown', account: token };
 
-    if (userBal <= 0 || userBal < amount) {
-      return { ok: false, reason: 'insufficient_user_quota', available: userBal };
-    }
-    if (tokenBal !== null && (tokenBal <= 0 || tokenBal < amount)) {
-      return { ok: false, reason: 'insufficient_token_quota', available: tokenBal };
+    // As the script: a flexible hold that does not fit takes what is spendable when that covers minAmount and
+    // no other partial hold is open on either account.
+    let held = amount;
+    const short = (bal: number) => bal <= 0 || bal < amount;
+    const partial = short(userBal) || (tokenBal !== null && short(tokenBal));
+    if (partial) {
+      const need = minAmount ?? amount;
+      const refused = (bal: number) => bal <= 0 || bal < need;
+      if (refused(userBal)) return { ok: false, reason: 'insufficient_user_quota', available: userBal };
+      if (tokenBal !== null && refused(tokenBal))
+        return { ok: false, reason: 'insufficient_token_quota', available: tokenBal };
+      if (this.#partial.has(key(user)))
+        return { ok: false, reason: 'insufficient_user_quota', available: userBal };
+      if (token && tokenBal !== null && this.#partial.has(key(token)))
+        return { ok: false, reason: 'insufficient_token_quota', available: tokenBal };
+      held = Math.min(amount, userBal, tokenBal ?? amount);
+      this.#partial.set(key(user), requestId);
+      if (token) this.#partial.set(key(token), requestId);
     }
 
     if (attempts && limit && limit.maxTotal > 0) record(attempts, requestId, now, limit.windowMs);
-    this.#addBal(user, -amount);
-    this.#addPend(user, amount);
+    this.#addBal(user, -held);
+    this.#addPend(user, held);
     if (token) {
-      this.#addBal(token, -amount);
-      this.#addPend(token, amount);
+      this.#addBal(token, -held);
+      this.#addPend(token, held);
     }
-    this.#holds.set(requestId, { user: userId, token: tokenId, amount, expiresAt: now + req.holdTtlMs });
-    return { ok: true };
+    this.#holds.set(requestId, {
+      user: userId,
+      token: tokenId,
+      amount: held,
+      expiresAt: now + req.holdTtlMs,
+      partial,
+    });
+    return { ok: true, held };
   }
 
   readonly #leases = new Map<string, { holder: string; until: number }>();
@@ -365,6 +390,11 @@ export class MemoryStore implements RelayStore {
   #releaseHold(requestId: string): boolean {
     const hold = this.#holds.get(requestId);
     if (!hold) return false;
+    if (hold.partial) {
+      const accounts: AccountRef[] = [{ kind: 'user', id: hold.user }];
+      if (hold.token !== null) accounts.push({ kind: 'token', id: hold.token });
+      for (const a of accounts) if (this.#partial.get(key(a)) === requestId) this.#partial.delete(key(a));
+    }
     const user: AccountRef = { kind: 'user', id: hold.user };
     this.#addBal(user, hold.amount);
     this.#addPend(user, -hold.amount);

@@ -6,6 +6,7 @@ import {
   assertEntryId,
   assertId,
   assertLimit,
+  assertMinAmount,
   assertPositiveMs,
   assertQuota,
   assertTime,
@@ -133,6 +134,7 @@ export class RedisStore implements RelayStore {
     assertId('userId', req.userId);
     assertId('tokenId', req.tokenId);
     assertQuota('amount', req.amount);
+    assertMinAmount(req.minAmount, req.amount);
     assertTime('now', req.now);
     assertPositiveMs('holdTtlMs', req.holdTtlMs);
     assertLimit(req.limit);
@@ -149,11 +151,12 @@ export class RedisStore implements RelayStore {
       String(limit?.windowMs ?? 0),
       String(limit?.maxTotal ?? 0),
       String(limit?.maxSuccess ?? 0),
+      req.minAmount === undefined ? '' : String(req.minAmount),
     ])) as [string, (string | number)?];
     const [status, detail] = reply;
     switch (status) {
       case 'ok':
-        return { ok: true };
+        return { ok: true, held: Number(detail) };
       case 'rate_limited':
         return { ok: false, reason: 'rate_limited', retryAfterMs: Number(detail) };
       case 'insufficient_user_quota':

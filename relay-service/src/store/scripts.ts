@@ -19,6 +19,8 @@ local function balKey(kind, id) return P .. 'bal:' .. kind .. ':' .. id end
 local function pendKey(kind, id) return P .. 'pend:' .. kind .. ':' .. id end
 local function genKey(kind, id) return P .. 'gen:' .. kind .. ':' .. id end
 local function holdKey(requestId) return P .. 'hold:' .. requestId end
+-- The request id of the partial (flexible) hold open on an account, if any.
+local function flexKey(kind, id) return P .. 'flex:' .. kind .. ':' .. id end
 local HOLDS = P .. 'holds'
 local OUTBOX = P .. 'outbox'
 
@@ -40,9 +42,18 @@ end
 -- Gives a hold back to its accounts. Returns 1 when there was one.
 local function releaseHold(requestId)
   local k = holdKey(requestId)
-  local h = redis.call('HMGET', k, 'user', 'token', 'amount')
+  local h = redis.call('HMGET', k, 'user', 'token', 'amount', 'flex')
   local user, token, held = h[1], h[2], h[3]
   if not user then return 0 end
+  if h[4] then
+    -- A partial hold frees its accounts' markers (only its own: one that expired may have been retaken).
+    local fu = flexKey('u', user)
+    if redis.call('GET', fu) == requestId then redis.call('DEL', fu) end
+    if token ~= '' then
+      local ft = flexKey('t', token)
+      if redis.call('GET', ft) == requestId then redis.call('DEL', ft) end
+    end
+  end
   addBal('u', user, held)
   addPend('u', user, neg(held))
   if token ~= '' then
@@ -75,8 +86,8 @@ end
 
 /**
  * reserve. ARGV: prefix, requestId, userId, tokenId ('' = none), amount, holdExpiresAt, now,
- * limitKey ('' = none), windowStart, windowMs, maxTotal, maxSuccess.
- * Returns {'ok'} | {'rate_limited', retryAfterMs} | {'insufficient_user_quota'|'insufficient_token_quota',
+ * limitKey ('' = none), windowStart, windowMs, maxTotal, maxSuccess, minAmount ('' = an exact hold).
+ * Returns {'ok', held} | {'rate_limited', retryAfterMs} | {'insufficient_user_quota'|'insufficient_token_quota',
  * available} | {'balance_unknown', 'user'|'token'}.
  */
 const RESERVE = `${PRELUDE}
@@ -85,9 +96,11 @@ local amountArg, holdExpiresAt, now = ARGV[5], ARGV[6], tonumber(ARGV[7])
 local amount = tonumber(amountArg)
 local limitKey, windowStart, windowMs = ARGV[8], ARGV[9], tonumber(ARGV[10])
 local maxTotal, maxSuccess = tonumber(ARGV[11]), tonumber(ARGV[12])
+local minArg = ARGV[13]
 
 -- A retried reserve of a request that already holds quota must not hold it twice.
-if redis.call('EXISTS', holdKey(requestId)) == 1 then return {'ok'} end
+local prior = redis.call('HGET', holdKey(requestId), 'amount')
+if prior then return {'ok', prior} end
 
 -- 1. Rate limit (both windows are checked before anything is written).
 local totalLog
@@ -111,25 +124,38 @@ if tokenId ~= '' then
   if not tokenBal then return {'balance_unknown', 'token'} end
 end
 
--- 3. Spendable must cover the amount and be positive (an amount of 0 still needs quota left).
+-- 3. Spendable must cover the amount and be positive (an amount of 0 still needs quota left). A flexible
+-- hold (minArg set) that does not fit takes what is spendable instead, when that covers minArg and no other
+-- partial hold is open on either account; the accounts are marked until this hold is settled or released.
 local ub = tonumber(userBal)
-if ub <= 0 or ub < amount then return {'insufficient_user_quota', userBal} end
-if tokenBal then
-  local tb = tonumber(tokenBal)
-  if tb <= 0 or tb < amount then return {'insufficient_token_quota', tokenBal} end
+local tb = tokenBal and tonumber(tokenBal)
+local held = amountArg
+if ub <= 0 or ub < amount or (tb and (tb <= 0 or tb < amount)) then
+  local need = amount
+  if minArg ~= '' then need = tonumber(minArg) end
+  if ub <= 0 or ub < need then return {'insufficient_user_quota', userBal} end
+  if tb and (tb <= 0 or tb < need) then return {'insufficient_token_quota', tokenBal} end
+  if redis.call('EXISTS', flexKey('u', userId)) == 1 then return {'insufficient_user_quota', userBal} end
+  if tb and redis.call('EXISTS', flexKey('t', tokenId)) == 1 then return {'insufficient_token_quota', tokenBal} end
+  if ub < amount then held = userBal end
+  if tb and tb < tonumber(held) then held = tokenBal end
+  local ttl = tonumber(holdExpiresAt) - now
+  redis.call('SET', flexKey('u', userId), requestId, 'PX', ttl)
+  if tb then redis.call('SET', flexKey('t', tokenId), requestId, 'PX', ttl) end
+  redis.call('HSET', holdKey(requestId), 'flex', '1')
 end
 
 -- 4. Record the attempt and hold the amount.
 if totalLog and maxTotal > 0 then record(totalLog, now, requestId, windowMs) end
-redis.call('DECRBY', balKey('u', userId), amountArg)
-addPend('u', userId, amountArg)
+redis.call('DECRBY', balKey('u', userId), held)
+addPend('u', userId, held)
 if tokenId ~= '' then
-  redis.call('DECRBY', balKey('t', tokenId), amountArg)
-  addPend('t', tokenId, amountArg)
+  redis.call('DECRBY', balKey('t', tokenId), held)
+  addPend('t', tokenId, held)
 end
-redis.call('HSET', holdKey(requestId), 'user', userId, 'token', tokenId, 'amount', amountArg)
+redis.call('HSET', holdKey(requestId), 'user', userId, 'token', tokenId, 'amount', held)
 redis.call('ZADD', HOLDS, holdExpiresAt, requestId)
-return {'ok'}
+return {'ok', held}
 `;
 
 /**

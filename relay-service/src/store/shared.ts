@@ -21,6 +21,13 @@ export function assertQuota(name: string, value: number): void {
   }
 }
 
+/** A flexible hold's floor: absent, or an integer from 0 to the amount. */
+export function assertMinAmount(minAmount: number | undefined, amount: number): void {
+  if (minAmount === undefined) return;
+  assertQuota('minAmount', minAmount);
+  if (minAmount > amount) throw new RangeError(`minAmount ${minAmount} is above amount ${amount}`);
+}
+
 export function assertTime(name: string, value: number): void {
   if (!Number.isSafeInteger(value)) throw new RangeError(`${name} must be an integer (ms), got ${value}`);
 }

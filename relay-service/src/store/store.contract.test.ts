@@ -100,14 +100,14 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       await seed(s, USER, 1_000);
       expect(await s.reserve(reserveReq())).toEqual({ ok: false, reason: 'balance_unknown', account: TOKEN });
       await seed(s, TOKEN, 1_000);
-      expect(await s.reserve(reserveReq())).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq())).toEqual({ ok: true, held: 100 });
     });
 
     it('holds the amount on user and token (bal and pend)', async () => {
       const s = await open();
       await seed(s, USER, 1_000);
       await seed(s, TOKEN, 300);
-      expect(await s.reserve(reserveReq({ amount: 120 }))).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq({ amount: 120 }))).toEqual({ ok: true, held: 120 });
       expect(await s.balance(USER)).toBe(880);
       expect(await s.balance(TOKEN)).toBe(180);
       // pend carries the hold: a fresh load from the same committed quota still subtracts it.
@@ -118,7 +118,7 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
     it('without a token account touches only the user', async () => {
       const s = await open();
       await seed(s, USER, 1_000);
-      expect(await s.reserve(reserveReq({ tokenId: null }))).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq({ tokenId: null }))).toEqual({ ok: true, held: 100 });
       expect(await s.balance(USER)).toBe(900);
       expect(await s.balance(TOKEN)).toBeNull();
     });
@@ -141,7 +141,7 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       expect(await s.balance(USER)).toBe(100);
       expect(await s.balance(TOKEN)).toBe(50);
       // The refused attempts did not use the single slot of the window.
-      expect(await s.reserve(reserveReq({ amount: 50, limit }))).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq({ amount: 50, limit }))).toEqual({ ok: true, held: 50 });
       // Token at 0: even an amount of 0 is refused.
       expect(await s.reserve(reserveReq({ requestId: 'r2', amount: 0 }))).toEqual({
         ok: false,
@@ -164,8 +164,8 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       const s = await open();
       await seed(s, USER, 1_000);
       await seed(s, TOKEN, 1_000);
-      expect(await s.reserve(reserveReq())).toEqual({ ok: true });
-      expect(await s.reserve(reserveReq())).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq())).toEqual({ ok: true, held: 100 });
+      expect(await s.reserve(reserveReq())).toEqual({ ok: true, held: 100 });
       expect(await s.balance(USER)).toBe(900);
       await s.release('r1');
       expect(await s.balance(USER)).toBe(1_000);
@@ -183,6 +183,170 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       expect(await s.balance(USER)).toBe(0);
       expect(await s.balance(TOKEN)).toBe(9_500);
       expect(await reloaded(s, USER, 500)).toBe(0);
+    });
+  });
+
+  describe('flexible hold (minAmount: a request without an output limit)', () => {
+    const flex = (over: Partial<ReserveRequest> = {}) =>
+      reserveReq({ amount: 5_000, minAmount: 200, ...over });
+
+    it('holds the amount when it fits, like an exact hold', async () => {
+      const s = await open();
+      await seed(s, USER, 10_000);
+      await seed(s, TOKEN, 10_000);
+      expect(await s.reserve(flex())).toEqual({ ok: true, held: 5_000 });
+      expect(await s.balance(USER)).toBe(5_000);
+      expect(await s.balance(TOKEN)).toBe(5_000);
+    });
+
+    it('holds what is spendable when that is between minAmount and amount: the smaller account decides', async () => {
+      const s = await open();
+      await seed(s, USER, 1_000);
+      await seed(s, TOKEN, 600);
+      expect(await s.reserve(flex())).toEqual({ ok: true, held: 600 });
+      expect(await s.balance(USER)).toBe(400);
+      expect(await s.balance(TOKEN)).toBe(0);
+      expect(await reloaded(s, USER, 1_000)).toBe(400);
+      expect(await reloaded(s, TOKEN, 600)).toBe(0);
+      // A retried reserve of the same request answers its hold and holds nothing more.
+      expect(await s.reserve(flex())).toEqual({ ok: true, held: 600 });
+      expect(await s.balance(USER)).toBe(400);
+    });
+
+    it('takes the user spendable when the user account is the smaller one, or there is no token', async () => {
+      const s = await open();
+      await seed(s, USER, 300);
+      await seed(s, TOKEN, 1_000);
+      expect(await s.reserve(flex())).toEqual({ ok: true, held: 300 });
+      expect(await s.balance(USER)).toBe(0);
+      expect(await s.balance(TOKEN)).toBe(700);
+      await s.release('r1');
+      expect(await s.reserve(flex({ requestId: 'r2', tokenId: null }))).toEqual({ ok: true, held: 300 });
+      expect(await s.balance(TOKEN)).toBe(1_000);
+    });
+
+    it('refuses below minAmount (user first, then token) and records nothing', async () => {
+      const s = await open();
+      const limit: RateLimit = { key: 'u7', windowMs: 60_000, maxTotal: 1, maxSuccess: 0 };
+      await seed(s, USER, 150);
+      await seed(s, TOKEN, 1_000);
+      expect(await s.reserve(flex({ limit }))).toEqual({
+        ok: false,
+        reason: 'insufficient_user_quota',
+        available: 150,
+      });
+      await s.invalidateBalance(USER);
+      await seed(s, USER, 1_000);
+      await s.invalidateBalance(TOKEN);
+      await seed(s, TOKEN, 199);
+      expect(await s.reserve(flex({ limit }))).toEqual({
+        ok: false,
+        reason: 'insufficient_token_quota',
+        available: 199,
+      });
+      expect(await s.balance(USER)).toBe(1_000);
+      expect(await s.balance(TOKEN)).toBe(199);
+      // The refused attempts did not use the single slot of the window; a minAmount of 0 still needs quota > 0.
+      expect(await s.reserve(flex({ limit, minAmount: 0 }))).toEqual({ ok: true, held: 199 });
+      expect(await s.reserve(flex({ requestId: 'r2', minAmount: 0 }))).toEqual({
+        ok: false,
+        reason: 'insufficient_token_quota',
+        available: 0,
+      });
+    });
+
+    it('leaves an exact hold (no minAmount) as it was: refused when short', async () => {
+      const s = await open();
+      await seed(s, USER, 1_000);
+      await seed(s, TOKEN, 1_000);
+      expect(await s.reserve(reserveReq({ amount: 5_000 }))).toEqual({
+        ok: false,
+        reason: 'insufficient_user_quota',
+        available: 1_000,
+      });
+      expect(await s.balance(USER)).toBe(1_000);
+      await expect(s.reserve(reserveReq({ amount: 100, minAmount: 101 }))).rejects.toThrow(RangeError);
+    });
+
+    it('settles and releases from the amount it held', async () => {
+      const s = await open();
+      await seed(s, USER, 1_000);
+      await seed(s, TOKEN, 600);
+      expect(await s.reserve(flex())).toEqual({ ok: true, held: 600 });
+      // The call cost 900: the token goes below zero by that call's excess over its hold (300), the user pays 900.
+      await s.settle(settleReq({ amount: 900 }));
+      expect(await s.balance(USER)).toBe(100);
+      expect(await s.balance(TOKEN)).toBe(-300);
+      expect(await reloaded(s, USER, 1_000)).toBe(100);
+      expect(await reloaded(s, TOKEN, 600)).toBe(-300);
+
+      expect(await s.reserve(flex({ requestId: 'r2', tokenId: null, minAmount: 50 }))).toEqual({
+        ok: true,
+        held: 100,
+      });
+      await s.release('r2');
+      expect(await s.balance(USER)).toBe(100);
+      expect(await reloaded(s, USER, 1_000)).toBe(100);
+    });
+
+    it('admits one of 50 concurrent flexible reserves on a small balance: the first takes all', async () => {
+      const s = await open();
+      await seed(s, USER, 1_000);
+      await seed(s, TOKEN, 100_000);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => s.reserve(flex({ requestId: `c${i}` }))),
+      );
+      expect(results.filter((r) => r.ok)).toEqual([{ ok: true, held: 1_000 }]);
+      expect(results.filter((r) => !r.ok && r.reason === 'insufficient_user_quota')).toHaveLength(49);
+      expect(await s.balance(USER)).toBe(0);
+    });
+
+    it('keeps at most one partial hold open per account, even when quota is freed meanwhile', async () => {
+      const s = await open();
+      await seed(s, USER, 1_000);
+      await seed(s, TOKEN, 100_000);
+      expect(await s.reserve(reserveReq({ requestId: 'exact', amount: 400 }))).toEqual({
+        ok: true,
+        held: 400,
+      });
+      expect(await s.reserve(flex({ requestId: 'a' }))).toEqual({ ok: true, held: 600 });
+      // The exact call cost less than its hold: 300 is spendable again, above minAmount.
+      await s.settle(settleReq({ requestId: 'exact', amount: 100 }));
+      expect(await s.balance(USER)).toBe(300);
+      // A second partial hold could exceed it too: refused while 'a' is open (an exact hold that fits is not).
+      expect(await s.reserve(flex({ requestId: 'b' }))).toEqual({
+        ok: false,
+        reason: 'insufficient_user_quota',
+        available: 300,
+      });
+      expect(await s.reserve(reserveReq({ requestId: 'c', amount: 250 }))).toEqual({ ok: true, held: 250 });
+      await s.release('c');
+      await s.release('a');
+      expect(await s.reserve(flex({ requestId: 'b' }))).toEqual({ ok: true, held: 900 });
+      // The sweeper releasing an expired partial hold frees the account too.
+      expect(await s.releaseExpiredHolds(T0 + HOLD_TTL)).toBe(1);
+      expect(await s.reserve(flex({ requestId: 'd', now: T0 + HOLD_TTL }))).toEqual({ ok: true, held: 900 });
+    });
+
+    it('marks the token account too: a partial hold on it blocks another through a different user', async () => {
+      const s = await open();
+      const other: AccountRef = { kind: 'user', id: 8 };
+      await seed(s, USER, 100_000);
+      await seed(s, other, 100_000);
+      await seed(s, TOKEN, 1_000);
+      expect(await s.reserve(reserveReq({ requestId: 'exact', amount: 400 }))).toEqual({
+        ok: true,
+        held: 400,
+      });
+      expect(await s.reserve(flex({ requestId: 'a' }))).toEqual({ ok: true, held: 600 });
+      await s.release('exact');
+      expect(await s.reserve(flex({ requestId: 'b', userId: other.id }))).toEqual({
+        ok: false,
+        reason: 'insufficient_token_quota',
+        available: 400,
+      });
+      await s.settle(settleReq({ requestId: 'a', amount: 500 }));
+      expect(await s.reserve(flex({ requestId: 'b', userId: other.id }))).toEqual({ ok: true, held: 500 });
     });
   });
 
@@ -206,12 +370,12 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       const limit: RateLimit = { key: 'u7', windowMs: 1_000, maxTotal: 2, maxSuccess: 0 };
       const at = (requestId: string, now: number) =>
         s.reserve(reserveReq({ requestId, tokenId: null, amount: 1, limit, now }));
-      expect(await at('a', T0)).toEqual({ ok: true });
+      expect(await at('a', T0)).toEqual({ ok: true, held: 1 });
       await s.release('a'); // the call failed: still an attempt
-      expect(await at('b', T0 + 100)).toEqual({ ok: true });
+      expect(await at('b', T0 + 100)).toEqual({ ok: true, held: 1 });
       expect(await at('c', T0 + 200)).toEqual({ ok: false, reason: 'rate_limited', retryAfterMs: 800 });
       expect(await at('c', T0 + 999)).toEqual({ ok: false, reason: 'rate_limited', retryAfterMs: 1 });
-      expect(await at('c', T0 + 1_000)).toEqual({ ok: true });
+      expect(await at('c', T0 + 1_000)).toEqual({ ok: true, held: 1 });
       // Now b (T0+100) is the oldest of the full window.
       expect(await at('d', T0 + 1_050)).toEqual({ ok: false, reason: 'rate_limited', retryAfterMs: 50 });
     });
@@ -226,17 +390,17 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
           await s.settle(settleReq({ requestId, tokenId: null, amount: 1, success, limit, now: now + 5 }));
         return r;
       };
-      expect(await call('a', T0, true)).toEqual({ ok: true });
-      expect(await call('b', T0 + 100, false)).toEqual({ ok: true });
-      expect(await call('c', T0 + 200, false)).toEqual({ ok: true });
-      expect(await call('d', T0 + 300, true)).toEqual({ ok: true });
+      expect(await call('a', T0, true)).toEqual({ ok: true, held: 1 });
+      expect(await call('b', T0 + 100, false)).toEqual({ ok: true, held: 1 });
+      expect(await call('c', T0 + 200, false)).toEqual({ ok: true, held: 1 });
+      expect(await call('d', T0 + 300, true)).toEqual({ ok: true, held: 1 });
       // Successes at T0+5 and T0+305: full until the first leaves at T0+10_005.
       expect(await call('e', T0 + 400, true)).toEqual({
         ok: false,
         reason: 'rate_limited',
         retryAfterMs: 9_605,
       });
-      expect(await call('e', T0 + 10_005, true)).toEqual({ ok: true });
+      expect(await call('e', T0 + 10_005, true)).toEqual({ ok: true, held: 1 });
     });
 
     it('treats 0 as unlimited for both windows', async () => {
@@ -247,6 +411,7 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
         const requestId = `u${i}`;
         expect(await s.reserve(reserveReq({ requestId, tokenId: null, amount: 1, limit }))).toEqual({
           ok: true,
+          held: 1,
         });
         await s.settle(settleReq({ requestId, tokenId: null, amount: 1, limit }));
       }
@@ -259,8 +424,8 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
       const b: RateLimit = { ...a, key: 'u7:vip' };
       const r = (requestId: string, limit: RateLimit) =>
         s.reserve(reserveReq({ requestId, tokenId: null, amount: 1, limit }));
-      expect(await r('x', a)).toEqual({ ok: true });
-      expect(await r('y', b)).toEqual({ ok: true });
+      expect(await r('x', a)).toEqual({ ok: true, held: 1 });
+      expect(await r('y', b)).toEqual({ ok: true, held: 1 });
       expect((await r('z', a)).ok).toBe(false);
     });
   });
@@ -269,7 +434,7 @@ describe.each(implementations)('RelayStore contract (%s)', (_name, make) => {
     it('loads committed − pend and never overwrites a present balance', async () => {
       const s = await open();
       await seed(s, USER, 1_000);
-      expect(await s.reserve(reserveReq({ tokenId: null, amount: 300 }))).toEqual({ ok: true });
+      expect(await s.reserve(reserveReq({ tokenId: null, amount: 300 }))).toEqual({ ok: true, held: 300 });
       // A second loader with a stale committed value must not replace the live balance.
       expect(await s.loadBalance(USER, await s.balanceGeneration(USER), 5_000, BAL_TTL)).toBe(true);
       expect(await s.balance(USER)).toBe(700);

@@ -135,7 +135,7 @@ describe('RedisStore', () => {
           holdTtlMs: 1_000,
           now: 1,
         }),
-      ).toEqual({ ok: true });
+      ).toEqual({ ok: true, held: 5 });
       const keys: string[] = [];
       for await (const batch of admin.scanIterator({ MATCH: `${prefix}*` })) keys.push(...batch);
       expect(keys.map((k) => k.slice(prefix.length)).sort()).toEqual([

@@ -36,6 +36,14 @@ export type ReserveRequest = {
   tokenId: number | null;
   /** Quota to hold on the user and the token (>= 0; 0 still checks the balances are > 0). */
   amount: number;
+  /**
+   * Makes the hold flexible (a request without an output limit; ADR 009): when an account's spendable is below
+   * `amount`, hold what is spendable (the smaller of user and token) if that is >= minAmount and > 0. At most
+   * one such partial hold is open per account: while one is, another partial hold on it is refused, so the
+   * calls that may exceed their holds by more than the documented bounds are never more than one per account.
+   * Omit for an exact hold of `amount`. Must be <= amount.
+   */
+  minAmount?: number;
   /** Omit for no rate limit. */
   limit?: RateLimit;
   /** How long the hold lives before the sweeper releases it (the relay's max request duration + margin). */
@@ -45,7 +53,8 @@ export type ReserveRequest = {
 };
 
 export type ReserveResult =
-  | { ok: true }
+  /** `held`: the quota now held for the request (`amount`, or less for a flexible hold). */
+  | { ok: true; held: number }
   | { ok: false; reason: 'rate_limited'; retryAfterMs: number }
   | { ok: false; reason: 'insufficient_user_quota' | 'insufficient_token_quota'; available: number }
   /** The cached balance of this account is missing: load it (loadBalance) and call reserve again. */
@@ -90,9 +99,10 @@ export interface RelayStore {
 
   /**
    * Atomically: check the rate limit (total window counts this attempt, failures included; success window
-   * refuses when full), check user (and token) spendable >= amount and > 0, then record the attempt, hold
-   * `amount` on both accounts (bal -= amount, pend += amount) and remember the hold under requestId.
-   * Nothing is recorded when it refuses.
+   * refuses when full), check user (and token) spendable >= amount (>= minAmount for a flexible hold, with no
+   * other partial hold open on the account) and > 0, then record the attempt, hold `amount` (a flexible hold:
+   * at most the smaller spendable) on both accounts (bal -= held, pend += held) and remember the hold under
+   * requestId. Nothing is recorded when it refuses. A reserve of a request that already holds returns its hold.
    */
   reserve(req: ReserveRequest): Promise<ReserveResult>;
   /** The account's generation, read before reading its committed quota from PostgreSQL. */
