@@ -26,6 +26,7 @@ import {
 import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
+import { consoleBodyLimit } from './body-limit.ts';
 import type { ConsoleConfig } from './config.ts';
 import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
 
@@ -126,7 +127,8 @@ export async function startConsole(
   let vite: import('vite').ViteDevServer | undefined;
   if (opts.dev) {
     const { createServer } = await import('vite');
-    vite = await createServer({ root, server: { middlewareMode: true } });
+    // cors: false: Vite would answer preflights itself; the relay paths answer them as in production.
+    vite = await createServer({ root, server: { middlewareMode: true, cors: false } });
     const devServer = vite;
     build = () => devServer.ssrLoadModule('virtual:remix/server-build') as Promise<ServerBuild>;
   } else {
@@ -134,7 +136,11 @@ export async function startConsole(
     build = (await import(buildPath)) as ServerBuild;
   }
   const remix = createRequestHandler(build, opts.dev ? 'development' : 'production');
-  const proxy = createRelayProxy(config.RELAY_URL);
+  const proxy = createRelayProxy(config.RELAY_URL, {
+    trustProxy: config.TRUST_PROXY,
+    secret: config.INTERNAL_API_SECRET,
+    maxBodyBytes: config.RELAY_MAX_BODY_BYTES,
+  });
 
   const app = new Hono<{ Bindings: { incoming: import('node:http').IncomingMessage } }>();
   app.use('*', async (c, next) => {
@@ -142,6 +148,7 @@ export async function startConsole(
     if (isRelayPath(pathname)) return proxy(c.req.raw, c.env.incoming.socket.remoteAddress);
     await next();
   });
+  app.use('*', consoleBodyLimit(config.MAX_BODY_BYTES));
   if (!opts.dev) {
     const clientRoot = path.relative(process.cwd(), path.join(root, 'build/client'));
     app.use(
