@@ -11,6 +11,7 @@
  *
  * Node and Deno both provide `node:crypto`; the HMAC costs a few microseconds and only forwarded calls pay it.
  */
+import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
