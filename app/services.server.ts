@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { AppLoadContext } from '@remix-run/server-runtime';
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import type { SecretBox } from '@switchyard/db/security/secrets.ts';
+import type { TrustProxy } from '@switchyard/relay/http/client-ip.ts';
 import type { MailTransport } from '#app/domain/mail/mailer.server.ts';
 import type {
   CriticalLimitConfig,
@@ -35,8 +36,8 @@ export type ConsoleServices = {
 };
 
 export type AuthEnv = {
-  /** TRUST_PROXY: take the client IP from the first X-Forwarded-For hop. */
-  trustProxy: boolean;
+  /** TRUST_PROXY: which peers are proxies whose X-Forwarded-For hops are believed (ADR 015). */
+  trustProxy: TrustProxy;
   /** TURNSTILE_VERIFY_URL: Cloudflare's siteverify endpoint unless overridden (tests use a local fake). */
   turnstileVerifyUrl: string;
   /** CRITICAL_RATE_LIMIT / CRITICAL_RATE_LIMIT_DURATION */

@@ -1,4 +1,6 @@
 import { SECRETS_KEY_FORMAT, secretsKeyProblem } from '@switchyard/db/security/secrets.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '@switchyard/relay/http/body.ts';
+import { trustProxyEnv } from '@switchyard/relay/http/client-ip.ts';
 import { z } from 'zod';
 
 /** `scheme://host[:port]` (http/https, nothing after the authority but an optional `/`), normalised; else null. */
@@ -38,10 +40,19 @@ const ConsoleEnv = z.object({
   SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),
   /** The console's service identity on the relay's gRPC API (must equal the relay's INTERNAL_API_SECRET). */
   INTERNAL_API_SECRET: z.string().default(''),
-  TRUST_PROXY: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+  /** The relay's body limit: forwarded model API calls are cut off above it (the relay has the same variable). */
+  RELAY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+  /** Which peers are proxies whose X-Forwarded-For is believed: false, true (1 hop), a hop count, or a list. */
+  TRUST_PROXY: trustProxyEnv,
+  /**
+   * Largest request body of a page action or /api call, counted as it arrives (ADR 015). 8 MiB is far above
+   * any console form or JSON body (options, batch channel keys); relay paths have the relay's own limit.
+   */
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(8 * 1024 * 1024),
   /**
    * Origins besides the console's own whose pages may submit changes (ADR 016): comma-separated
    * `scheme://host[:port]`, for a console behind a proxy that rewrites Host or sibling front ends.

@@ -27,6 +27,7 @@ import {
 import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
+import { consoleBodyLimit } from './body-limit.ts';
 import type { ConsoleConfig } from './config.ts';
 import { crossOriginGuard } from './csrf.ts';
 import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
@@ -141,7 +142,8 @@ export async function startConsole(
   let vite: import('vite').ViteDevServer | undefined;
   if (opts.dev) {
     const { createServer } = await import('vite');
-    vite = await createServer({ root, server: { middlewareMode: true } });
+    // cors: false: Vite would answer preflights itself; the relay paths answer them as in production.
+    vite = await createServer({ root, server: { middlewareMode: true, cors: false } });
     const devServer = vite;
     build = () => devServer.ssrLoadModule('virtual:remix/server-build') as Promise<ServerBuild>;
   } else {
@@ -149,7 +151,11 @@ export async function startConsole(
     build = (await import(buildPath)) as ServerBuild;
   }
   const remix = createRequestHandler(build, opts.dev ? 'development' : 'production');
-  const proxy = createRelayProxy(config.RELAY_URL);
+  const proxy = createRelayProxy(config.RELAY_URL, {
+    trustProxy: config.TRUST_PROXY,
+    secret: config.INTERNAL_API_SECRET,
+    maxBodyBytes: config.RELAY_MAX_BODY_BYTES,
+  });
 
   const app = new Hono<{ Bindings: { incoming: import('node:http').IncomingMessage } }>();
   app.use('*', async (c, next) => {
@@ -157,7 +163,11 @@ export async function startConsole(
     if (isRelayPath(pathname)) return proxy(c.req.raw, c.env.incoming.socket.remoteAddress);
     await next();
   });
-  app.use('*', crossOriginGuard({ trustedOrigins: config.TRUSTED_ORIGINS, trustProxy: config.TRUST_PROXY }));
+  // Any TRUST_PROXY setting but false says a proxy in front sets X-Forwarded-Host. A browser cannot forge that
+  // header on a cross-origin request (custom headers need a CORS preflight, which the console never allows).
+  const behindProxy = config.TRUST_PROXY !== false && config.TRUST_PROXY !== 0;
+  app.use('*', crossOriginGuard({ trustedOrigins: config.TRUSTED_ORIGINS, trustProxy: behindProxy }));
+  app.use('*', consoleBodyLimit(config.MAX_BODY_BYTES));
   if (!opts.dev) {
     const clientRoot = path.relative(process.cwd(), path.join(root, 'build/client'));
     app.use(

@@ -31,7 +31,7 @@ import { isRelayPath } from './relay-proxy.ts';
 export type OriginPolicy = {
   /** Normalised origins (`scheme://host[:port]`) allowed besides the console's own (TRUSTED_ORIGINS). */
   trustedOrigins: readonly string[];
-  /** TRUST_PROXY: the proxy in front sets X-Forwarded-Host to the public host. */
+  /** TRUST_PROXY is set (any value but false / 0): the proxy in front sets X-Forwarded-Host to the public host. */
   trustProxy: boolean;
 };
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signClientIp } from '@switchyard/relay/http/client-ip.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
 
@@ -54,6 +55,7 @@ describe('createRelayProxy', () => {
             auth: req.headers.authorization,
             xff: req.headers['x-forwarded-for'],
             host: req.headers['x-forwarded-host'],
+            client: req.headers['x-switchyard-client'],
           }),
         );
       });
@@ -83,6 +85,29 @@ describe('createRelayProxy', () => {
       xff: '10.1.2.3',
       host: 'console.local:3000',
     });
+  });
+
+  it('sets X-Forwarded-For to the address it determined (never appends) and keys it for the relay', async () => {
+    const forged = {
+      'x-forwarded-for': '10.9.9.9',
+      'x-switchyard-client': '10.9.9.9;forged',
+      'content-type': 'application/json',
+    };
+    const send = (proxy: ReturnType<typeof createRelayProxy>, headers: Record<string, string>) =>
+      proxy(
+        new Request('http://console.local/v1/chat/completions', { method: 'POST', headers, body: '{}' }),
+        '127.0.0.1',
+      ).then((r) => r.json() as Promise<{ xff: string; client?: string }>);
+    const plain = await send(createRelayProxy(base, { secret: 's3cret' }), forged);
+    expect(plain.xff).toBe('127.0.0.1');
+    expect(plain.client).toBe(signClientIp('s3cret', '127.0.0.1'));
+    // Behind the console's own proxy (one trusted hop), the hop that proxy added is the client.
+    const behind = await send(createRelayProxy(base, { trustProxy: 1 }), {
+      ...forged,
+      'x-forwarded-for': '10.9.9.9, 203.0.113.7',
+    });
+    expect(behind).toMatchObject({ xff: '203.0.113.7' });
+    expect(behind.client).toBeUndefined();
   });
 
   it('streams frames as they arrive instead of buffering the response', async () => {

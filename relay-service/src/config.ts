@@ -1,6 +1,8 @@
 import process from 'node:process';
 import { SECRETS_KEY_FORMAT, secretsKeyProblem } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
+import { DEFAULT_MAX_BODY_BYTES } from './http/body.ts';
+import { trustProxyEnv } from './http/client-ip.ts';
 
 /** Relay process configuration, validated once at start (ARCHITECTURE.md §1). */
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
@@ -39,11 +41,14 @@ const RelayEnv = z.object({
   RELAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   /** How long usage waits in this relay before any relay may report it for a dead instance. */
   RELAY_OUTBOX_SWEEP_AFTER_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
-  /** Take the client address from X-Forwarded-For (behind an Ingress); loopback proxies are always trusted. */
-  // A boolean is accepted too: startRelay parses again what main.ts already parsed.
-  TRUST_PROXY: z
-    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
-    .default(false),
+  /**
+   * Which peers are proxies whose X-Forwarded-For is believed (ADR 015): false (none), true (1 hop), a hop
+   * count, or addresses/CIDR ranges/`loopback`/`private`. The console's forwarding needs none of it: it passes
+   * the client address keyed with INTERNAL_API_SECRET.
+   */
+  TRUST_PROXY: trustProxyEnv,
+  /** Largest request body, counted as it arrives whatever the framing (ADR 015). */
+  RELAY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
   /** Test every enabled and auto-disabled channel this often (0 = only on demand); one relay at a time. */
   RELAY_CHANNEL_TEST_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
   /** Poll every enabled channel's upstream balance this often (0 = only on demand); one relay at a time. */

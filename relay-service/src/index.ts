@@ -10,6 +10,7 @@ import type { BillingReporter } from './grpc/billing-client.ts';
 import { startRelayGrpc } from './grpc/server.ts';
 import { createHttpApp } from './http/app.ts';
 import { createClaudeFront } from './http/claude.ts';
+import { createClientIpResolver } from './http/client-ip.ts';
 import { createGeminiFront } from './http/gemini.ts';
 import { createOpenAiFront } from './http/openai.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -80,16 +81,23 @@ export async function startRelay(
     } else {
       log.warn('DATABASE_URL is not set: the model API answers 503 until the relay has a database');
     }
+    const clientIp = createClientIpResolver({ trustProxy: cfg.TRUST_PROXY, secret: cfg.INTERNAL_API_SECRET });
     const fronts = pipeline
       ? [
           // Claude first: it owns /v1/messages and answers GET /v1/models for Claude clients.
-          createClaudeFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
+          createClaudeFront({ ...pipeline, clientIp }),
           // Gemini owns /v1beta and POST /v1/models/{model}:{method}.
-          createGeminiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
-          createOpenAiFront({ ...pipeline, trustProxy: cfg.TRUST_PROXY }),
+          createGeminiFront({ ...pipeline, clientIp }),
+          createOpenAiFront({ ...pipeline, clientIp }),
         ]
       : undefined;
-    const app = createHttpApp({ store, log, isDraining: () => draining, ...(fronts ? { fronts } : {}) });
+    const app = createHttpApp({
+      store,
+      log,
+      isDraining: () => draining,
+      maxBodyBytes: cfg.RELAY_MAX_BODY_BYTES,
+      ...(fronts ? { fronts } : {}),
+    });
     // Before the listeners open, so the collection (~0.1-0.2 s) cannot hold up a request.
     if (opts.releaseStartupMemory ?? process.env.NODE_ENV === 'production') await releaseStartupMemory();
     http = await serveHttp(app.fetch, { port: cfg.RELAY_PORT, hostname: cfg.RELAY_HOST });

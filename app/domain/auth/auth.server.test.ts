@@ -546,7 +546,7 @@ describe('auth domain', () => {
       await enforceCriticalLimit(req(url), env.services, 'login');
     });
 
-    it('the in-memory limiter behaves the same; clientIp honours TRUST_PROXY only when set', async () => {
+    it('the in-memory limiter behaves the same; clientIp honours TRUST_PROXY only when set, from the right', async () => {
       const limiter = createMemoryRateLimiter();
       for (let i = 0; i < 3; i++) expect((await limiter.hit('k', 3, 60_000)).allowed).toBe(true);
       expect((await limiter.hit('k', 3, 60_000)).allowed).toBe(false);
@@ -554,7 +554,10 @@ describe('auth domain', () => {
       expect((await limiter.hit('k', 3, 2)).allowed).toBe(true);
       const r = req(url, { ip: '9.9.9.9', headers: { 'X-Forwarded-For': '1.1.1.1, 2.2.2.2' } });
       expect(clientIp(r)).toBe('9.9.9.9');
-      expect(clientIp(r, { auth: { ...env.services.auth!, trustProxy: true } })).toBe('1.1.1.1');
+      // One trusted hop: the right-most X-Forwarded-For entry; the left-most is what the client wrote (ADR 015).
+      expect(clientIp(r, { auth: { ...env.services.auth!, trustProxy: true } })).toBe('2.2.2.2');
+      expect(clientIp(r, { auth: { ...env.services.auth!, trustProxy: ['9.9.9.9'] } })).toBe('2.2.2.2');
+      expect(clientIp(r, { auth: { ...env.services.auth!, trustProxy: ['10.0.0.0/8'] } })).toBe('9.9.9.9');
     });
 
     it('verifies Turnstile tokens against the siteverify endpoint when enabled', async () => {

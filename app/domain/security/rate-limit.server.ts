@@ -1,3 +1,4 @@
+import { resolveClientIp } from '@switchyard/relay/http/client-ip.ts';
 import type { RedisClientType } from 'redis';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { TooManyRequestsError } from '#app/domain/errors.ts';
@@ -208,15 +209,14 @@ export function limiterOf(services: ConsoleServices): RateLimiter {
 }
 
 /**
- * The client's IP: with TRUST_PROXY the first X-Forwarded-For hop, else the socket address that
- * server/console.ts passes in CLIENT_IP_HEADER; '' when neither is known (a Request built in a test).
+ * The client's IP from trusted hops only (ADR 015): the socket address that server/console.ts passes in
+ * CLIENT_IP_HEADER, or, when that peer is a proxy under TRUST_PROXY, the right-most X-Forwarded-For hop that is
+ * not a trusted proxy (never the left-most, which the client writes); '' when nothing is known (a Request built
+ * in a test).
  */
 export function clientIp(request: Request, services?: Pick<ConsoleServices, 'auth'>): string {
-  if (services?.auth?.trustProxy) {
-    const first = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return request.headers.get(CLIENT_IP_HEADER)?.trim() ?? '';
+  const socket = request.headers.get(CLIENT_IP_HEADER)?.trim() ?? '';
+  return resolveClientIp(socket, request.headers.get('x-forwarded-for'), services?.auth?.trustProxy ?? false);
 }
 
 /**

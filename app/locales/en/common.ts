@@ -89,6 +89,10 @@ const common: CommonResources = {
     next: 'Next',
     page: 'Page {{page}} of {{pages}}, {{total}} in total',
   },
+  requestBody: {
+    tooLarge: 'Request body too large (limit {{max}} bytes)',
+    tooDeep: 'The JSON body nests deeper than {{max}} levels',
+  },
   errors: {
     expired: 'Not logged in or login expired, please log in again',
     tooManyRequests: 'Too many requests, try again later',

@@ -87,6 +87,10 @@ const common = {
     next: '下一页',
     page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
   },
+  requestBody: {
+    tooLarge: '请求体过大（上限 {{max}} 字节）',
+    tooDeep: 'JSON 请求体嵌套超过 {{max}} 层',
+  },
   errors: {
     expired: '未登录或登录已过期，请重新登录',
     tooManyRequests: '请求次数过多，请稍后再试',

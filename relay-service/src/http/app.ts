@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
 import type { Logger } from '../log.ts';
 import type { RelayStore } from '../store/types.ts';
+import { DEFAULT_MAX_BODY_BYTES, limitBodies } from './body.ts';
+import { modelApiCors } from './cors.ts';
 import { type ApiFront, defaultFronts, frontFor } from './fronts.ts';
 
 export type HttpAppDeps = {
@@ -11,6 +13,8 @@ export type HttpAppDeps = {
   isDraining?: () => boolean;
   /** How long /readyz waits for the store. */
   readyTimeoutMs?: number;
+  /** RELAY_MAX_BODY_BYTES (default 32 MiB). */
+  maxBodyBytes?: number;
 };
 
 /**
@@ -20,6 +24,14 @@ export type HttpAppDeps = {
 export function createHttpApp(deps: HttpAppDeps): Hono {
   const fronts = deps.fronts ?? defaultFronts;
   const app = new Hono();
+
+  // Browser clients on any origin (ADR 015), then the body bound; both answer before the routes (a preflight
+  // never reaches them, a refused body is never read).
+  app.use('*', modelApiCors());
+  app.use(
+    '*',
+    limitBodies(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, (pathname) => frontFor(fronts, pathname).error),
+  );
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 

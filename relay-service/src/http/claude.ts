@@ -8,7 +8,13 @@ import type { Context, Hono } from 'hono';
 import { RelayError } from '../core/errors.ts';
 import { countPromptTokens } from '../core/tokenize.ts';
 import type { ApiFront, FrontError } from './fronts.ts';
-import { callerAuthenticator, clientIp, modelsForCaller, type RelayServices } from './openai.ts';
+import {
+  callerAuthenticator,
+  checkJsonDepth,
+  clientIp,
+  modelsForCaller,
+  type RelayServices,
+} from './openai.ts';
 
 /** Claude's error type for an HTTP status (https://docs.anthropic.com/en/api/errors). */
 export function claudeErrorType(status: number): string {
@@ -35,7 +41,7 @@ export function claudeError(
   );
 }
 
-const isClaudePath = (pathname: string) =>
+export const isClaudePath = (pathname: string) =>
   pathname === '/v1/messages' || pathname.startsWith('/v1/messages/');
 
 /** A Claude SDK listing models: it sends anthropic-version (and the key as x-api-key or Bearer). */
@@ -61,6 +67,7 @@ export function createClaudeFront(services: RelayServices): ApiFront {
         message: 'the request body must be a JSON object',
         type: 'invalid_request_error',
       });
+    checkJsonDepth(json);
     const b = json as Record<string, unknown>;
     if (typeof b.model !== 'string' || !b.model)
       throw new RelayError({ status: 400, message: 'model: Field required', type: 'invalid_request_error' });
@@ -102,7 +109,7 @@ export function createClaudeFront(services: RelayServices): ApiFront {
             body: b,
             caller,
             clientHeaders: c.req.raw.headers,
-            clientIp: clientIp(c, services.trustProxy),
+            clientIp: clientIp(c, services.clientIp),
             signal: c.req.raw.signal,
           });
           return new Response(result.body, { status: result.status, headers: result.headers });

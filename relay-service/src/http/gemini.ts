@@ -14,7 +14,13 @@ import { countPromptTokens } from '../core/tokenize.ts';
 import { geminiToChat } from '../providers/bridges/gemini-chat.ts';
 import { SseDecoder } from '../providers/sse.ts';
 import type { ApiFront, FrontError } from './fronts.ts';
-import { callerAuthenticator, clientIp, modelsForCaller, type RelayServices } from './openai.ts';
+import {
+  callerAuthenticator,
+  checkJsonDepth,
+  clientIp,
+  modelsForCaller,
+  type RelayServices,
+} from './openai.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -63,7 +69,8 @@ export function geminiError(
 
 const MODEL_ACTION = /^\/(v1beta|v1)\/models\/([^/]+):([A-Za-z]+)$/;
 
-const isGeminiPath = (pathname: string) => pathname.startsWith('/v1beta/') || MODEL_ACTION.test(pathname);
+export const isGeminiPath = (pathname: string) =>
+  pathname.startsWith('/v1beta/') || MODEL_ACTION.test(pathname);
 
 /** A Gemini client: Google's key header or SDK header, or the key in the query without a Bearer token. */
 const isGeminiClient = (c: Context) =>
@@ -122,6 +129,7 @@ export function createGeminiFront(services: RelayServices): ApiFront {
     }
     if (!json || typeof json !== 'object' || Array.isArray(json))
       throw invalid('Invalid JSON payload received: the body must be a JSON object.');
+    checkJsonDepth(json);
     return json as Obj;
   }
 
@@ -142,7 +150,7 @@ export function createGeminiFront(services: RelayServices): ApiFront {
       body: b,
       caller,
       clientHeaders: c.req.raw.headers,
-      clientIp: clientIp(c, services.trustProxy),
+      clientIp: clientIp(c, services.clientIp),
       signal: c.req.raw.signal,
     });
     if (result.kind !== 'stream' || c.req.query('alt') === 'sse')

@@ -20,6 +20,8 @@ import type { RelayCall, RelayCore, RelayResult } from '../core/relay.ts';
 import type { Endpoint } from '../providers/types.ts';
 import type { ConnInfo } from '../runtime.ts';
 import type { RelayStore } from '../store/types.ts';
+import { jsonTooDeep, jsonTooDeepMessage } from './body.ts';
+import type { ClientIpResolver } from './client-ip.ts';
 import type { ApiFront } from './fronts.ts';
 
 export type RelayServices = {
@@ -28,13 +30,10 @@ export type RelayServices = {
   catalog: Catalog;
   options: OptionService;
   store: RelayStore;
-  /** Trust X-Forwarded-For from any peer (behind an Ingress), not only from loopback. */
-  trustProxy?: boolean;
+  /** The client address from the peer and headers (TRUST_PROXY, the console's signed hop); else the peer. */
+  clientIp?: ClientIpResolver;
   now?: () => number;
 };
-
-/** Max JSON body the relay parses (images in messages can be large). */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 type Route = { path: string; endpoint: Endpoint; multipart?: boolean; defaultModel?: string };
 
@@ -89,24 +88,24 @@ function render(result: RelayResult): Response {
 }
 
 /**
- * The client address: the socket peer, or the first X-Forwarded-For hop when the peer is a trusted proxy
- * (the console's forwarder on loopback, or any peer with TRUST_PROXY behind an Ingress).
+ * The client address from trusted hops only (ADR 015, http/client-ip.ts): the socket peer unless it is a
+ * configured proxy, or the console's forwarding vouches for the address with its HMAC.
  */
-export function clientIp(c: Context, trustProxy = false): string {
-  const peer = ((c.env as ConnInfo | undefined)?.remoteAddress ?? '').replace(/^::ffff:/, '');
-  const loopback = peer === '::1' || peer.startsWith('127.');
-  const fwd = c.req.header('x-forwarded-for');
-  if ((trustProxy || loopback) && fwd) return (fwd.split(',')[0] ?? '').trim().replace(/^::ffff:/, '');
-  return peer;
+export function clientIp(c: Context, resolve?: ClientIpResolver): string {
+  const peer = (c.env as ConnInfo | undefined)?.remoteAddress ?? '';
+  return resolve ? resolve(peer, c.req.raw.headers) : peer.replace(/^::ffff:/, '');
+}
+
+/** A parsed JSON body nested deeper than MAX_JSON_DEPTH is refused (400) before anything walks it. */
+export function checkJsonDepth(body: unknown): void {
+  if (jsonTooDeep(body))
+    throw new RelayError({ status: 400, message: jsonTooDeepMessage(), type: 'invalid_request_error' });
 }
 
 export function createOpenAiFront(services: RelayServices): ApiFront {
   const authenticate = callerAuthenticator(services);
 
   async function parseBody(c: Context, route: Route): Promise<Record<string, unknown> | FormData> {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > MAX_BODY_BYTES)
-      throw new RelayError({ status: 413, message: 'request body too large', type: 'invalid_request_error' });
     if (route.multipart) {
       try {
         return await c.req.raw.formData();
@@ -134,6 +133,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
         message: 'the request body must be a JSON object',
         type: 'invalid_request_error',
       });
+    checkJsonDepth(body);
     return body as Record<string, unknown>;
   }
 
@@ -159,7 +159,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
         body,
         caller,
         clientHeaders: c.req.raw.headers,
-        clientIp: clientIp(c, services.trustProxy),
+        clientIp: clientIp(c, services.clientIp),
         signal: c.req.raw.signal,
       };
       const result = await services.core.relay(call);
@@ -314,7 +314,7 @@ export function callerAuthenticator(services: RelayServices) {
       });
     return checkToken(
       entry,
-      { ip: clientIp(c, services.trustProxy), now: now(), pinnedChannelId: channelId, model },
+      { ip: clientIp(c, services.clientIp), now: now(), pinnedChannelId: channelId, model },
       {
         usableGroups: services.options.get('UserUsableGroups'),
         groupRatio: services.options.get('GroupRatio'),
