@@ -51,7 +51,7 @@ export function domainApi(
     const principal = await authenticateApi(request, services);
     if (access.minRole) requireRole(principal, access.minRole);
     return handler(await buildDomainCtx(request, services, principal.user), principal, services);
-  });
+  }, request);
 }
 
 /** A page: a signed-in user (else a redirect to /login) with the role (else a 403 page), and the ctx. */

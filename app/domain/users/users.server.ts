@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { INT4, INT8, intInput } from '#app/domain/input.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constants.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
@@ -28,15 +29,10 @@ export { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED };
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas (shared by the JSON routes and the page actions). Messages are i18n keys of the `users` namespace.
 
-const intLike = z
-  .union([
-    z.number(),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/),
-  ])
-  .transform(Number);
+/** An integer (JSON number or decimal text) a `bigint` column can hold; fractions are refused (input.ts). */
+const intLike = intInput(INT8);
+/** A row id (`int4` primary keys). */
+const rowId = intInput(INT4).pipe(z.number().int().positive());
 /** An optional integer: absent, null or '' mean "not given". */
 const optionalInt = z
   .union([intLike, z.literal('')])
@@ -69,7 +65,7 @@ export const createUserSchema = z.object({
 export type CreateUserInput = z.input<typeof createUserSchema>;
 
 export const updateUserSchema = z.object({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
   username: optionalText,
   display_name: optionalText,
   password: optionalSecret,
@@ -84,7 +80,7 @@ export const updateUserSchema = z.object({
 export type UpdateUserInput = z.input<typeof updateUserSchema>;
 
 export const manageUserSchema = z.object({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
   action: z.enum(MANAGE_ACTIONS),
 });
 export type ManageUserInput = z.input<typeof manageUserSchema>;

@@ -98,6 +98,8 @@ const common: CommonResources = {
     network: 'Unable to connect to server',
     statusLoad: 'Failed to load status',
     unexpected: 'Request failed',
+    nulText: 'Text must not contain the NUL character (U+0000)',
+    invalidInput: 'Please check the input',
   },
   toast: {
     region: 'Notifications',

@@ -96,6 +96,8 @@ const common = {
     network: '无法连接到服务器',
     statusLoad: '加载状态失败',
     unexpected: '请求失败',
+    nulText: '文本不能包含 NUL 字符（U+0000）',
+    invalidInput: '请检查输入',
   },
   toast: {
     region: '通知',
