@@ -22,6 +22,7 @@ const auth: AuthResources = {
     deregistered: 'This account has been deregistered and cannot log in',
     passwordDisabled: 'The administrator has turned off password login',
     success: 'Logged in successfully',
+    tooLong: 'Username and password are at most 255 characters',
   },
   logout: {
     success: 'Logged out successfully',
@@ -32,7 +33,7 @@ const auth: AuthResources = {
       'The administrator has turned off registration by password; please register with a third-party account',
     empty: 'Username and password cannot be empty',
     usernameLength: 'Username must be 1 to 20 characters long',
-    usernameInvalid: 'Username cannot contain whitespace',
+    usernameInvalid: 'Username cannot contain whitespace or control characters',
     usernameTaken: 'Username already exists',
     passwordShort: 'Password length must not be less than 8',
     passwordLong: 'Password length must not be more than 20',
