@@ -4,6 +4,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel, ChannelStatus, ChannelType } from '@switchyard/db/entities/channel.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { z } from 'zod';
+import { auditTargetIds } from '#app/domain/audit-target.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { INT2, INT4, INT8, intInput } from '#app/domain/input.ts';
@@ -760,7 +761,7 @@ export async function setChannelsTag(
     for (const c of rows) c.tag = value;
     await em.flush();
     await em.nativeUpdate(Ability, { channelId: { $in: rows.map((c) => c.id) } }, { tag: value });
-    audit(ctx, em, actor.id, 'channel.batch_tag', rows.map((c) => c.id).join(','), null, {
+    audit(ctx, em, actor.id, 'channel.batch_tag', auditTargetIds(rows.map((c) => c.id)), null, {
       ids: rows.map((c) => c.id),
       tag: value,
     });

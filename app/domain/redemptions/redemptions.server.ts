@@ -5,6 +5,7 @@ import { Redemption, RedemptionStatus } from '@switchyard/db/entities/redemption
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { z } from 'zod';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
+import { auditTargetIds } from '#app/domain/audit-target.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { INT4, INT8, intInput } from '#app/domain/input.ts';
@@ -304,7 +305,7 @@ export async function createRedemptions(
       em.create(Redemption, { userId: actor.id, key, name, quota, status: RedemptionStatus.Unused }),
     );
     await em.flush();
-    audit(ctx, em, actor.id, 'redemption.create', rows.map((r) => r.id).join(','), null, {
+    audit(ctx, em, actor.id, 'redemption.create', auditTargetIds(rows.map((r) => r.id)), null, {
       name,
       quota,
       count,
