@@ -9,6 +9,7 @@ import { RelayError } from '../core/errors.ts';
 import { countPromptTokens } from '../core/tokenize.ts';
 import type { ApiFront, FrontError } from './fronts.ts';
 import { callerAuthenticator, clientIp, modelsForCaller, type RelayServices } from './openai.ts';
+import { checkShape } from './shape.ts';
 
 /** Claude's error type for an HTTP status (https://docs.anthropic.com/en/api/errors). */
 export function claudeErrorType(status: number): string {
@@ -93,6 +94,7 @@ export function createClaudeFront(services: RelayServices): ApiFront {
               message: 'max_tokens: Field required',
               type: 'invalid_request_error',
             });
+          checkShape('messages', b);
           const model = b.model as string;
           const caller = await authenticate(c, model);
           const result = await services.core.relay({

@@ -15,6 +15,7 @@ import { geminiToChat } from '../providers/bridges/gemini-chat.ts';
 import { SseDecoder } from '../providers/sse.ts';
 import type { ApiFront, FrontError } from './fronts.ts';
 import { callerAuthenticator, clientIp, modelsForCaller, type RelayServices } from './openai.ts';
+import { checkShape } from './shape.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -134,6 +135,7 @@ export function createGeminiFront(services: RelayServices): ApiFront {
     const b = await body(c);
     if (!Array.isArray(b.contents) || b.contents.length === 0)
       throw invalid('* GenerateContentRequest.contents: contents is not specified');
+    checkShape('generate', b);
     const caller = await authenticate(c, model);
     const result = await services.core.relay({
       endpoint: 'generate',
