@@ -29,10 +29,15 @@ beforeAll(async () => {
   key = (await seedToken(stack, userId, { unlimited: true })).key;
   await seedChannel(stack, {
     baseUrl: fake.url,
-    models: ['gpt-4o-mini', 'dall-e-3', 'rerank-1', 'text-embedding-3-small'],
+    models: ['gpt-4o-mini', 'dall-e-3', 'rerank-1', 'text-embedding-3-small', 'tts-1'],
   });
   await setOptions(stack, {
-    ModelRatio: JSON.stringify({ 'gpt-4o-mini': 0.075, 'rerank-1': 1, 'text-embedding-3-small': 0.01 }),
+    ModelRatio: JSON.stringify({
+      'gpt-4o-mini': 0.075,
+      'rerank-1': 1,
+      'text-embedding-3-small': 0.01,
+      'tts-1': 7.5,
+    }),
     ModelPrice: JSON.stringify({ 'dall-e-3': 0.04 }),
   });
   base = stack.relays[0]!.httpUrl;
@@ -49,7 +54,8 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     headers: { Authorization: `Bearer sk-${key}`, 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) as Record<string, any> };
+  type ErrorBody = { type?: string; error: { type?: string; param?: string | null; status?: string } };
+  return { status: res.status, json: (await res.json()) as ErrorBody };
 }
 
 async function consumeLogs(): Promise<number> {
@@ -88,6 +94,12 @@ describe('OpenAI format', () => {
     ['rerank query: ["q"]', '/v1/rerank', { model: 'rerank-1', query: ['q'], documents: ['a'] }, 'query'],
     ['rerank documents: "a"', '/v1/rerank', { model: 'rerank-1', query: 'q', documents: 'a' }, 'documents'],
     ['embeddings input: 5', '/v1/embeddings', { model: 'text-embedding-3-small', input: 5 }, 'input'],
+    [
+      'speech voice: {}',
+      '/v1/audio/speech',
+      { model: 'tts-1', input: 'hi', voice: { toString: 'x' } },
+      'voice',
+    ],
   ] as const)
     it(`${what} is a 400 naming the field`, async () => {
       const before = await consumeLogs();

@@ -71,7 +71,7 @@ const SHAPES: Partial<Record<Endpoint, z.ZodType>> = {
   speech: z.looseObject({
     ...common,
     input: optional(text),
-    voice: optional(z.union([text, object])),
+    voice: optional(text),
     speed: optional(number),
     response_format: optional(text),
   }),
