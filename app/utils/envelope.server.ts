@@ -123,13 +123,3 @@ async function parseBody(request: Request): Promise<Record<string, unknown>> {
     return {};
   }
 }
-
-/**
- * The query string as an object (one value per name, the last wins), with text the database cannot store
- * refused as an InputError: list filters go through this (or through parseInput, which checks the same).
- */
-export async function readQuery(request: Request): Promise<Record<string, string>> {
-  const query = Object.fromEntries(new URL(request.url).searchParams);
-  refuseUnstorableText(await getFixedT(request), query);
-  return query;
-}
