@@ -72,11 +72,18 @@ export function methodNotAllowed(allow: string): Response {
   return fail('method not allowed', 405, { headers: { Allow: allow } });
 }
 
-/** SQLSTATE class 22 (data exception): the database refused a value, so the input was bad. */
-function isBadInput(error: unknown): error is ZodError | DriverException {
+/**
+ * A ZodError, or SQLSTATE class 22 (data exception: out of range, invalid text representation, too long): the
+ * database refused a value, so the input was bad. MikroORM wraps driver errors of entity queries in a
+ * DriverException; raw queries (`connection.execute`) throw the pg driver's DatabaseError (an Error with the
+ * SQLSTATE in `code` and a `severity`).
+ */
+function isBadInput(error: unknown): boolean {
   if (error instanceof ZodError) return true;
-  const code = error instanceof DriverException ? error.code : undefined;
-  return typeof code === 'string' && code.startsWith('22');
+  if (!(error instanceof Error)) return false;
+  const fromDriver = error instanceof DriverException || 'severity' in error;
+  const code = (error as { code?: unknown }).code;
+  return fromDriver && typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 /**
