@@ -20,6 +20,10 @@ import { action as registerAction } from '#app/routes/api.user.register.ts';
 import { loader as userSearch } from '#app/routes/api.user.search.ts';
 import { action as selfAction } from '#app/routes/api.user.self.ts';
 import { action as settingAction } from '#app/routes/api.user.setting.ts';
+import { loader as channelPage } from '#app/routes/channel._index.tsx';
+import { loader as logPage } from '#app/routes/log._index.tsx';
+import { loader as tokenPage } from '#app/routes/token._index.tsx';
+import { loader as userPage } from '#app/routes/user._index.tsx';
 import type { ConsoleServices } from '#app/services.server.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { checksum } from '../fuzz/harness.ts';
@@ -122,6 +126,28 @@ describe('a NUL byte is refused, never sent to PostgreSQL', () => {
     await refused(redemptionSearch, apiRequest(admin, `/api/redemption/search?keyword=${q}`));
     await refused(logSelfLoader, apiRequest(user, `/api/log/self/?model_name=${q}`));
   });
+});
+
+describe("a NUL byte in a page's list filter is a 400 page, not a 500", () => {
+  const page = (who: Who, path: string) =>
+    new Request(`http://localhost${path}`, {
+      headers: { Cookie: `sy_session=${who.session}`, 'Accept-Language': 'en' },
+    });
+  for (const [fn, who, path] of [
+    [channelPage, () => admin, '/channel?keyword='],
+    [userPage, () => admin, '/user?keyword='],
+    [tokenPage, () => user, '/token?keyword='],
+    [logPage, () => user, '/log?model_name='],
+  ] as const)
+    it(path, async () => {
+      let thrown: unknown;
+      try {
+        await callRoute(fn as Fn, services, page(who(), `${path}${encodeURIComponent(NUL)}`));
+      } catch (e) {
+        thrown = e;
+      }
+      expect((thrown as { init?: { status: number } })?.init?.status, String(thrown)).toBe(400);
+    });
 });
 
 describe('fetch_models with a malformed channel', () => {
