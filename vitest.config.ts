@@ -14,6 +14,7 @@ export default defineConfig({
       'scripts/**/*.test.ts',
       'server/**/*.test.ts',
       'tests/integration/**/*.test.ts',
+      'tests/fuzz/**/*.test.ts',
       'tests/fakes/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', 'relay-service/tests/deno/**', 'tests/e2e/**'],

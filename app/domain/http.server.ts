@@ -8,6 +8,7 @@ import type { AppLoadContext } from '@remix-run/server-runtime';
 import { type ApiPrincipal, authenticateApi, requireRole } from '#app/domain/auth/api-auth.server.ts';
 import { requireUser, type SessionUser } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
+import { findNulText } from '#app/domain/input.ts';
 import { clientIp } from '#app/domain/security/rate-limit.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { type ConsoleServices, getServices } from '#app/services.server.ts';
@@ -52,10 +53,14 @@ export function domainApi(
     const principal = await authenticateApi(request, services);
     if (access.minRole) requireRole(principal, access.minRole);
     return handler(await buildDomainCtx(request, services, principal.user), principal, services);
-  });
+  }, request);
 }
 
-/** A page: a signed-in user (else a redirect to /login) with the role (else a 403 page), and the ctx. */
+/**
+ * A page: a signed-in user (else a redirect to /login) with the role (else a 403 page), and the ctx. A query
+ * string (list filters) with text the database cannot store (U+0000) is a 400 page: page loaders read their
+ * filters by hand, so the input layer's check is made here once for all of them.
+ */
 export async function domainPageCtx(
   request: Request,
   context: AppLoadContext,
@@ -64,5 +69,9 @@ export async function domainPageCtx(
   const services = getServices(context);
   const user = await requireUser(request, services);
   if (access.minRole && user.role < access.minRole) throw data({ forbidden: true }, { status: 403 });
-  return buildDomainCtx(request, services, user);
+  const ctx = await buildDomainCtx(request, services, user);
+  const field = findNulText(Object.fromEntries(new URL(request.url).searchParams));
+  if (field !== null)
+    throw data({ badInput: true, field, message: ctx.t('common:errors.nulText') }, { status: 400 });
+  return ctx;
 }

@@ -2,6 +2,7 @@ import type { TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InputError } from './errors.ts';
+import { INT2, INT4, INT8, intInput } from './input.ts';
 import { parseInput } from './validation.ts';
 
 const dictionary: Record<string, string> = {
@@ -54,5 +55,49 @@ describe('parseInput', () => {
       parseInput(t, z.string(), 1, { ns: 'demo', messages: 'translated', rootKey: 'form' }),
     );
     expect(Object.keys(root.fieldErrors)).toEqual(['form']);
+  });
+});
+
+describe('the input layer under the schemas (issue 13, item 7)', () => {
+  const nulT = ((key: string) => (key === 'common:errors.nulText' ? 'no NUL' : key)) as TFunction;
+  const Loose = z.looseObject({ name: z.string().optional() });
+
+  it('refuses U+0000 in any field, nested value or key, naming the field, before the schema', () => {
+    for (const [value, field] of [
+      [{ name: 'a\u0000b' }, 'name'],
+      [{ tags: ['ok', 'x\u0000'] }, 'tags.1'],
+      [{ deep: { er: '\u0000' } }, 'deep.er'],
+      [{ 'k\u0000': 1 }, '_'],
+    ] as const) {
+      const e = caught(() => parseInput(nulT, Loose, value, { ns: 'demo', messages: 'raw' }));
+      expect(e.message).toBe('no NUL');
+      expect(Object.keys(e.fieldErrors)).toEqual([field]);
+    }
+    expect(parseInput(nulT, Loose, { name: 'a\ud800' }, { ns: 'demo', messages: 'raw' })).toEqual({
+      name: 'a\ud800',
+    });
+  });
+
+  it('intInput: integers within the column range, from numbers or decimal text only', () => {
+    const int4 = intInput(INT4);
+    for (const ok of [0, -1, '42', ' 7 ', INT4.max, INT4.min]) expect(int4.safeParse(ok).success).toBe(true);
+    for (const bad of [
+      1.5,
+      2 ** 31,
+      -(2 ** 31) - 1,
+      2 ** 40,
+      '1e3',
+      '1.0',
+      'x',
+      '',
+      true,
+      null,
+      {},
+      Number.NaN,
+    ])
+      expect(int4.safeParse(bad).success, String(bad)).toBe(false);
+    expect(intInput(INT8).safeParse(2 ** 40).success).toBe(true);
+    expect(intInput(INT8).safeParse(2 ** 53).success).toBe(false);
+    expect(intInput(INT2).safeParse(32_768).success).toBe(false);
   });
 });

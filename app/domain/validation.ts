@@ -1,6 +1,7 @@
 import type { TFunction } from 'i18next';
 import type { z } from 'zod';
 import { InputError } from '#app/domain/errors.ts';
+import { findNulText } from '#app/domain/input.ts';
 
 export type ParseOptions = {
   /** i18n namespace of the calling area (`users`, `tokens`, ...). */
@@ -20,7 +21,8 @@ export type ParseOptions = {
 /**
  * Parses input with a zod schema, the one way domain functions validate: any failure becomes an InputError
  * with per-field messages (`fieldErrors`), which every transport maps (forms re-render, JSON answers
- * success false with `data.fieldErrors`).
+ * success false with `data.fieldErrors`). Before the schema, the shared input layer (app/domain/input.ts)
+ * refuses text PostgreSQL cannot store (U+0000), whatever field it is in.
  */
 export function parseInput<S extends z.ZodType>(
   t: TFunction,
@@ -28,6 +30,7 @@ export function parseInput<S extends z.ZodType>(
   value: unknown,
   opts: ParseOptions,
 ): z.output<S> {
+  refuseUnstorableText(t, value);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const fallbackKey = `${opts.ns}:${opts.fallbackKey ?? 'errors.invalidInput'}`;
@@ -43,4 +46,12 @@ export function parseInput<S extends z.ZodType>(
     fieldErrors[key] = [...(fieldErrors[key] ?? []), message];
   }
   throw new InputError(opts.messages === 'translated' ? first : t(fallbackKey), fieldErrors);
+}
+
+/** Throws an InputError naming the field when any string (or key) under `value` contains U+0000. */
+export function refuseUnstorableText(t: TFunction, value: unknown): void {
+  const field = findNulText(value);
+  if (field === null) return;
+  const message = t('common:errors.nulText');
+  throw new InputError(message, { [field]: [message] });
 }

@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
-import { authApi, stringFields } from '#app/domain/auth/http.server.ts';
+import { authApi, parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { loginUserData, loginWithPassword, PasswordLoginSchema } from '#app/domain/auth/login.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
@@ -9,14 +9,10 @@ import { ok, readBody } from '#app/utils/envelope.server.ts';
 /** POST /api/user/login?turnstile= {username (or e-mail), password} -> data is the user; sets the session cookie. */
 export function action({ request, context }: ActionFunctionArgs) {
   return authApi(context, async (services) => {
+    const t = await authT(request);
     await enforceCriticalLimit(request, services, 'login');
-    await verifyTurnstile(
-      services,
-      turnstileToken(request),
-      clientIp(request, services),
-      await authT(request),
-    );
-    const credentials = PasswordLoginSchema.parse(stringFields(await readBody(request)));
+    await verifyTurnstile(services, turnstileToken(request), clientIp(request, services), t);
+    const credentials = parseAuthInput(t, PasswordLoginSchema, await readBody(request));
     const { entity, setCookie } = await loginWithPassword(services, credentials, request);
     return ok(loginUserData(entity), '', { headers: { 'Set-Cookie': setCookie } });
   });

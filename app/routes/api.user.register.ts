@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
-import { authApi, stringFields } from '#app/domain/auth/http.server.ts';
+import { authApi, parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { RegisterSchema, registerUser } from '#app/domain/auth/register.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
@@ -13,7 +13,7 @@ export function action({ request, context }: ActionFunctionArgs) {
     const ip = clientIp(request, services);
     await enforceCriticalLimit(request, services, 'register');
     await verifyTurnstile(services, turnstileToken(request), ip, t);
-    const input = RegisterSchema.parse(stringFields(await readBody(request)));
+    const input = parseAuthInput(t, RegisterSchema, await readBody(request));
     await registerUser({ em: services.orm.em.fork(), options: services.options, t, ip }, input);
     return ok(null, t('register.success'));
   });

@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
-import { authApi, stringFields } from '#app/domain/auth/http.server.ts';
+import { authApi, parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { ResetConfirmSchema, resetPassword } from '#app/domain/auth/password-reset.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
@@ -10,7 +10,7 @@ export function action({ request, context }: ActionFunctionArgs) {
   return authApi(context, async (services) => {
     const t = await authT(request);
     await enforceCriticalLimit(request, services, 'reset');
-    const input = ResetConfirmSchema.parse(stringFields(await readBody(request)));
+    const input = parseAuthInput(t, ResetConfirmSchema, await readBody(request));
     const password = await resetPassword(
       { em: services.orm.em.fork(), options: services.options, t, ip: clientIp(request, services) },
       input,

@@ -108,6 +108,21 @@ describe('/login route', () => {
     expect(JSON.stringify(res.data)).not.toContain('wrong-password');
   });
 
+  it('answers a login field over 255 characters with the form error, never a 500 (issue 13, item 7)', async () => {
+    for (const fields of [
+      { username: 'x'.repeat(300), password: 'alice-password' },
+      { username: 'alice', password: 'p'.repeat(300) },
+    ]) {
+      const res = await callAction<FormReply>(
+        action,
+        formRequest('http://localhost/login', fields, EN),
+        env.services,
+      );
+      expect(res.status).toBe(400);
+      expect(res.data?.message).toBe('Username and password are at most 255 characters');
+    }
+  });
+
   it('requires username and password (seed 000 §5 message)', async () => {
     const res = await callAction<FormReply>(
       action,

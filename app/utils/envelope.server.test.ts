@@ -1,4 +1,6 @@
+import { DriverException } from '@mikro-orm/core';
 import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import {
   ForbiddenError,
   InputError,
@@ -40,6 +42,28 @@ describe('envelope', () => {
     const res = await read(toHttpResponse(error));
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ success: false, message: error.message, data });
+  });
+
+  it('refuses bad input the database or a stray schema caught, never a 500 (issue 13, item 7)', async () => {
+    const outOfRange = new DriverException(
+      Object.assign(new Error('integer out of range'), { code: '22003' }),
+    );
+    const rawQuery = Object.assign(new Error('invalid input syntax for type integer'), {
+      code: '22P02',
+      severity: 'ERROR',
+    });
+    const zod = z.object({ n: z.number() }).safeParse({ n: 'x' }).error;
+    for (const error of [outOfRange, rawQuery, zod]) {
+      const res = await read(toHttpResponse(error));
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ success: false, message: 'invalid input' });
+    }
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const protocol = new DriverException(
+      Object.assign(new Error('invalid message format'), { code: '08P01' }),
+    );
+    expect((await read(toHttpResponse(protocol))).status).toBe(500);
+    spy.mockRestore();
   });
 
   it('hides unexpected errors behind a generic 500', async () => {

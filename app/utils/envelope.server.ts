@@ -1,4 +1,9 @@
+import { DriverException } from '@mikro-orm/core';
+import type { TFunction } from 'i18next';
+import { ZodError } from 'zod';
 import { InputError, isDomainError, TooManyRequestsError } from '#app/domain/errors.ts';
+import { refuseUnstorableText } from '#app/domain/validation.ts';
+import { getFixedT } from '#app/i18n/i18n.server.ts';
 
 /** The seeds' JSON contract: every /api response is `{ success, message, data }`. */
 export type Envelope<T> = { success: boolean; message: string; data: T };
@@ -34,11 +39,21 @@ const TRANSPORT_STATUSES = new Set([401, 403, 405, 429]);
  *   shared client handling of seed 000 §8 can act on them;
  * - business and validation refusals (InputError, NotFoundError, ...) answer HTTP 200 with success false and
  *   the message, as new-api does; an InputError carries `data.fieldErrors` (possibly empty);
+ * - a ZodError that escaped a parser, or a PostgreSQL data exception (SQLSTATE class 22: a value out of a
+ *   column's range or type), is bad input too: refused like an InputError, never a 500;
  * - a thrown Response (redirect, explicit reply) passes through; anything else is logged and becomes a
  *   generic 500 that reveals nothing.
  */
-export function toHttpResponse(error: unknown): Response {
+export function toHttpResponse(error: unknown, t?: TFunction): Response {
   if (error instanceof Response) return error;
+  if (isBadInput(error)) {
+    const message = t ? t('common:errors.invalidInput') : 'invalid input';
+    const fieldErrors =
+      error instanceof ZodError
+        ? Object.fromEntries(error.issues.map((i) => [i.path.join('.') || '_', [i.message]]))
+        : {};
+    return fail(message, 200, { data: { fieldErrors } });
+  }
   if (isDomainError(error)) {
     const data = error instanceof InputError ? { fieldErrors: error.fieldErrors } : undefined;
     const headers =
@@ -57,20 +72,48 @@ export function methodNotAllowed(allow: string): Response {
   return fail('method not allowed', 405, { headers: { Allow: allow } });
 }
 
-/** Runs an /api handler and maps anything it throws. Use in every `routes/api.*.ts` loader and action. */
-export async function envelope(handler: () => Promise<Response> | Response): Promise<Response> {
+/**
+ * A ZodError, or SQLSTATE class 22 (data exception: out of range, invalid text representation, too long): the
+ * database refused a value, so the input was bad. MikroORM wraps driver errors of entity queries in a
+ * DriverException; raw queries (`connection.execute`) throw the pg driver's DatabaseError (an Error with the
+ * SQLSTATE in `code` and a `severity`).
+ */
+function isBadInput(error: unknown): boolean {
+  if (error instanceof ZodError) return true;
+  if (!(error instanceof Error)) return false;
+  const fromDriver = error instanceof DriverException || 'severity' in error;
+  const code = (error as { code?: unknown }).code;
+  return fromDriver && typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+}
+
+/**
+ * Runs an /api handler and maps anything it throws. Use in every `routes/api.*.ts` loader and action; with the
+ * request, refusals of bad input are in the caller's language.
+ */
+export async function envelope(
+  handler: () => Promise<Response> | Response,
+  request?: Request,
+): Promise<Response> {
   try {
     return await handler();
   } catch (error) {
-    return toHttpResponse(error);
+    return toHttpResponse(error, request && isBadInput(error) ? await getFixedT(request) : undefined);
   }
 }
 
 /**
  * Reads a request body as an object: JSON, or form-encoded (string fields only). An empty, malformed or
- * non-object body is `{}`, so validation reports what is missing instead of the parser failing.
+ * non-object body is `{}`, so validation reports what is missing instead of the parser failing. Text the
+ * database cannot store (U+0000, in any field or key) is refused here as an InputError, so a route that reads a
+ * field without a schema cannot send it to PostgreSQL either.
  */
 export async function readBody(request: Request): Promise<Record<string, unknown>> {
+  const body = await parseBody(request);
+  refuseUnstorableText(await getFixedT(request), body);
+  return body;
+}
+
+async function parseBody(request: Request): Promise<Record<string, unknown>> {
   const type = request.headers.get('Content-Type') ?? '';
   try {
     if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {

@@ -5,10 +5,12 @@ import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import type { z } from 'zod';
+import { asAuthT } from '#app/domain/auth/i18n.server.ts';
 import { accessTokenHash, revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
+import { checkUsername } from '#app/domain/users/username.ts';
 import { serializeUser } from '#app/domain/users/users.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { formatQuota } from './quota-format.ts';
@@ -114,6 +116,7 @@ export async function updateSelf(
   const before = { username: user.username, display_name: user.displayName };
   if (data.username !== undefined && data.username !== user.username) {
     if (!data.username) throw new InputError(ctx.t('settings:errors.usernameRequired'), { username: [] });
+    checkUsername(data.username, asAuthT(ctx.t));
     const taken = await ctx.em.count(User, { username: data.username, id: { $ne: user.id } });
     if (taken) throw new InputError(ctx.t('settings:errors.usernameTaken'), { username: [] });
     user.username = data.username;

@@ -1,4 +1,7 @@
 import type { AppLoadContext } from '@remix-run/server-runtime';
+import type { TFunction } from 'i18next';
+import type { z } from 'zod';
+import { parseInput } from '#app/domain/validation.ts';
 import { type ConsoleServices, getServices } from '#app/services.server.ts';
 import { envelope } from '#app/utils/envelope.server.ts';
 
@@ -10,12 +13,15 @@ export function authApi(
   return envelope(() => handler(getServices(context)));
 }
 
-/** Keeps only string values (a JSON number where a string is expected becomes its text). */
-export function stringFields(body: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(body)) {
-    if (typeof v === 'string') out[k] = v;
-    else if (typeof v === 'number' && Number.isFinite(v)) out[k] = String(v);
-  }
-  return out;
+/**
+ * Parses an auth body (login, register, reset) with its schema: strict types (a field that is not text is
+ * refused, never turned into "true" or "[object Object]"), and every failure an InputError with the schema's
+ * message (an i18n key of `auth`), answered in the envelope, never a 500.
+ */
+export function parseAuthInput<S extends z.ZodType>(t: TFunction, schema: S, value: unknown): z.output<S> {
+  return parseInput(t, schema, value, {
+    ns: 'auth',
+    messages: 'translated',
+    fallbackKey: 'errors.invalidInput',
+  });
 }

@@ -3,6 +3,7 @@ import { hashPassword, needsRehash, verifyPassword } from '@switchyard/db/securi
 import { Authenticator } from 'remix-auth';
 import { FormStrategy } from 'remix-auth-form';
 import { z } from 'zod';
+import { parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { createSession, type SessionUser, toSessionUser } from '#app/domain/auth/session.server.ts';
 import { InputError } from '#app/domain/errors.ts';
@@ -24,8 +25,8 @@ export type LoginResult = { user: SessionUser; setCookie: string };
 
 /** The body of POST /api/user/login and of the login form. */
 export const PasswordLoginSchema = z.object({
-  username: z.string().trim().max(255).default(''),
-  password: z.string().max(255).default(''),
+  username: z.string('errors.invalidInput').trim().max(255, 'login.tooLong').default(''),
+  password: z.string('errors.invalidInput').max(255, 'login.tooLong').default(''),
 });
 export type PasswordCredentials = z.infer<typeof PasswordLoginSchema>;
 
@@ -111,11 +112,12 @@ function passwordAuthenticator(services: ConsoleServices, request: Request) {
   const authenticator = new Authenticator<User>();
   authenticator.use(
     new FormStrategy(async ({ form }) => {
-      const parsed = PasswordLoginSchema.parse({
+      const t = await authT(request);
+      const parsed = parseAuthInput(t, PasswordLoginSchema, {
         username: typeof form.get('username') === 'string' ? form.get('username') : '',
         password: typeof form.get('password') === 'string' ? form.get('password') : '',
       });
-      return verifyCredentials(services, parsed, await authT(request));
+      return verifyCredentials(services, parsed, t);
     }),
     'password',
   );
@@ -141,7 +143,8 @@ export async function loginWithPassword(
   } else {
     if (!request) throw new Error('loginWithPassword: the request is required with parsed credentials');
     req = request;
-    user = await verifyCredentials(services, PasswordLoginSchema.parse(source), await authT(request));
+    const t = await authT(request);
+    user = await verifyCredentials(services, parseAuthInput(t, PasswordLoginSchema, source), t);
   }
   const result = await completeLogin(services, user, req);
   return { ...result, entity: user };

@@ -5,6 +5,7 @@ import { User } from '@switchyard/db/entities/user.ts';
 import { hashPassword } from '@switchyard/db/security/password.ts';
 import type { TFunction } from 'i18next';
 import { z } from 'zod';
+import { parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { asAuthT, authTFor } from '#app/domain/auth/i18n.server.ts';
 import { InputError } from '#app/domain/errors.ts';
 import {
@@ -13,10 +14,11 @@ import {
   isEmailTaken,
   normalizeEmail,
 } from '#app/domain/mail/verification.server.ts';
+import { checkUsername as checkUsernameRule, USERNAME_MAX } from '#app/domain/users/username.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /** Seed 000 §5 "register" and new-api: username 1..20 characters, password 8..20. */
-export const USERNAME_MAX = 20;
+export { USERNAME_MAX };
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 20;
 
@@ -64,15 +66,9 @@ export function formatQuota(options: ConsoleServices['options'], quota: number):
   return `${quota}`;
 }
 
-/** Username rules; throws InputError with the seed's messages. */
+/** Username rules (app/domain/users/username.ts); throws InputError with the seed's messages. */
 export function checkUsername(username: string, t: TFunction = authTFor()): void {
-  if (!username) throw new InputError(t('register.empty'), { username: [t('register.empty')] });
-  if ([...username].length > USERNAME_MAX) {
-    throw new InputError(t('register.usernameLength'), { username: [t('register.usernameLength')] });
-  }
-  if (/\s/.test(username)) {
-    throw new InputError(t('register.usernameInvalid'), { username: [t('register.usernameInvalid')] });
-  }
+  checkUsernameRule(username, t);
 }
 
 /** Password rules (8..20 characters); throws InputError. */
@@ -215,7 +211,7 @@ export type RegisterCtx = {
 export async function registerUser(ctx: RegisterCtx, raw: RegisterInput): Promise<User> {
   const { options } = ctx;
   const t = asAuthT(ctx.t);
-  const input = RegisterSchema.parse(raw);
+  const input = parseAuthInput(t, RegisterSchema, raw);
   if (!options.get('RegisterEnabled')) throw new InputError(t('register.disabled'));
   if (!options.get('PasswordRegisterEnabled')) throw new InputError(t('register.passwordDisabled'));
   if (!input.username || !input.password) throw new InputError(t('register.empty'));

@@ -5,6 +5,7 @@ import { Channel, ChannelStatus, ChannelType } from '@switchyard/db/entities/cha
 import { Role } from '@switchyard/db/entities/user.ts';
 import { channelKeySlot, SecretsError } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
+import { auditTargetIds } from '#app/domain/audit-target.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import {
   DomainError,
@@ -13,6 +14,7 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from '#app/domain/errors.ts';
+import { INT2, INT4, INT8, intInput } from '#app/domain/input.ts';
 import type { RelaySync } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 
@@ -42,23 +44,29 @@ const MAX_MODEL_NAME = 255;
 const MAX_GROUP_NAME = 64;
 const MAX_BATCH_KEYS = 1000;
 
+/** A channel's base URL: an absolute http(s) URL with a host (blank means the type's default). */
+export function isHttpBaseUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas (shared by the /api routes and the page actions)
 
-const intLike = z
-  .union([
-    z.number(),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/),
-  ])
-  .transform(Number);
-/** '' / null / absent -> undefined (unchanged on update). */
-const optionalInt = z
-  .union([intLike, z.literal(''), z.null(), z.undefined()])
-  .transform((v) => (typeof v === 'number' ? v : undefined))
-  .optional();
+/** An integer (JSON number or decimal text) a `bigint` column can hold; fractions are refused (input.ts). */
+const intLike = intInput(INT8);
+/** A row id (`int4` primary keys). */
+const rowId = intInput(INT4).pipe(z.number().int().positive());
+/** '' / null / absent -> undefined (unchanged on update); otherwise an integer its column can hold. */
+const optionalInt = (range: { min: number; max: number } = INT4) =>
+  z
+    .union([intInput(range), z.literal(''), z.null(), z.undefined()])
+    .transform((v) => (typeof v === 'number' ? v : undefined))
+    .optional();
 const optionalString = z
   .union([z.string(), z.number(), z.null(), z.undefined()])
   .transform((v) => (v == null ? undefined : String(v)))
@@ -78,10 +86,10 @@ const flag01 = z
 
 export const channelFieldsSchema = z.object({
   name: optionalString,
-  type: optionalInt,
+  type: optionalInt(),
   key: optionalString,
   openai_organization: optionalString,
-  max_input_tokens: optionalInt,
+  max_input_tokens: optionalInt(),
   base_url: optionalString,
   other: optionalString,
   model_mapping: optionalString,
@@ -94,10 +102,10 @@ export const channelFieldsSchema = z.object({
   groups: listLike,
   auto_ban: flag01,
   test_model: optionalString,
-  priority: optionalInt,
-  weight: optionalInt,
+  priority: optionalInt(INT8),
+  weight: optionalInt(),
   tag: optionalString,
-  status: optionalInt,
+  status: optionalInt(INT2),
 });
 
 export const createChannelSchema = channelFieldsSchema.extend({
@@ -110,7 +118,7 @@ export const createChannelSchema = channelFieldsSchema.extend({
 export type CreateChannelInput = z.output<typeof createChannelSchema>;
 
 export const updateChannelSchema = channelFieldsSchema.extend({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
 });
 export type UpdateChannelInput = z.output<typeof updateChannelSchema>;
 
@@ -120,8 +128,8 @@ export const tagEditSchema = z.object({
   model_mapping: optionalString,
   groups: listLike,
   models: listLike,
-  priority: optionalInt,
-  weight: optionalInt,
+  priority: optionalInt(INT8),
+  weight: optionalInt(),
 });
 export type TagEditInput = z.output<typeof tagEditSchema>;
 
@@ -129,7 +137,9 @@ export const tagOnlySchema = z.object({ tag: z.string().trim().min(1) });
 export const idsSchema = z.object({
   ids: z
     .union([z.array(intLike), z.string().transform((s) => s.split(',').filter(Boolean).map(Number))])
-    .transform((ids) => [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && id > 0)),
+    .transform((ids) =>
+      [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && id > 0 && id <= INT4.max),
+    ),
 });
 export const batchTagSchema = idsSchema.extend({ tag: optionalString });
 
@@ -428,7 +438,7 @@ function applyFields(ctx: ChannelsCtx, c: Channel, input: Fields, creating: bool
     c.openaiOrganization = input.openai_organization.trim() || null;
   if (input.max_input_tokens !== undefined) c.maxInputTokens = Math.max(0, input.max_input_tokens);
   if (input.base_url !== undefined) c.baseUrl = input.base_url.trim().replace(/\/+$/, '');
-  if (c.baseUrl && !/^https?:\/\//i.test(c.baseUrl))
+  if (c.baseUrl && !isHttpBaseUrl(c.baseUrl))
     throw new InputError(t('channels:errors.baseUrlInvalid'), { base_url: [] });
   if (input.other !== undefined) c.other = input.other.trim();
   if (c.type === ChannelType.Xunfei && !c.other) c.other = XUNFEI_DEFAULT_VERSION;
@@ -821,7 +831,7 @@ export async function setChannelsTag(
     for (const c of rows) c.tag = value;
     await em.flush();
     await em.nativeUpdate(Ability, { channelId: { $in: rows.map((c) => c.id) } }, { tag: value });
-    audit(ctx, em, actor.id, 'channel.batch_tag', rows.map((c) => c.id).join(','), null, {
+    audit(ctx, em, actor.id, 'channel.batch_tag', auditTargetIds(rows.map((c) => c.id)), null, {
       ids: rows.map((c) => c.id),
       tag: value,
     });

@@ -10,9 +10,10 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Channel } from '@switchyard/db/entities/channel.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { z } from 'zod';
-import { channelKey } from '#app/domain/channels/channels.server.ts';
+import { channelKey, isHttpBaseUrl } from '#app/domain/channels/channels.server.ts';
 import { DomainError, ForbiddenError, InputError, NotFoundError } from '#app/domain/errors.ts';
 import { type DomainCtx, domainApi } from '#app/domain/http.server.ts';
+import { intInput } from '#app/domain/input.ts';
 import { redact, relayFailure } from '#app/domain/relay-errors.server.ts';
 import type { ChannelBalanceUpdate, RelayClient } from '#app/grpc/relay-client.server.ts';
 
@@ -257,7 +258,7 @@ const text = z
 
 /** POST /api/channel/fetch_models: the channel form's values (snake_case, as the form sends them). */
 export const unsavedChannelSchema = z.object({
-  type: z.coerce.number().int().min(0).max(10_000),
+  type: intInput({ min: 0, max: 10_000 }),
   key: z.string().trim().min(1),
   base_url: text,
   other: text,
@@ -275,6 +276,8 @@ export async function fetchModelsForForm(ctx: RelayOpsCtx, input: unknown): Prom
     throw new InputError('type and key are required', fieldErrors);
   }
   const v = parsed.data;
+  if (v.base_url && !isHttpBaseUrl(v.base_url))
+    throw new InputError(ctx.t('channels:errors.baseUrlInvalid'), { base_url: [] });
   return relayCall(
     ctx,
     relay,

@@ -5,8 +5,10 @@ import { Redemption, RedemptionStatus } from '@switchyard/db/entities/redemption
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { z } from 'zod';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
+import { auditTargetIds } from '#app/domain/audit-target.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { INT4, INT8, intInput } from '#app/domain/input.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import {
@@ -34,15 +36,10 @@ export { RedemptionStatus };
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas. Failures become an InputError with the translated 'please check input' message.
 
-const intLike = z
-  .union([
-    z.number(),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/),
-  ])
-  .transform(Number);
+/** An integer (JSON number or decimal text) a `bigint` column can hold; fractions are refused (input.ts). */
+const intLike = intInput(INT8);
+/** A row id (`int4` primary keys). */
+const rowId = intInput(INT4).pipe(z.number().int().positive());
 const optionalText = z
   .string()
   .nullish()
@@ -75,7 +72,7 @@ export type CreateRedemptionInput = z.output<typeof createRedemptionSchema>;
 
 /** PUT /api/redemption/ (name, quota) or, with status_only=true, {id, status}. */
 export const updateRedemptionSchema = z.object({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
   status_only: flag,
   name: z
     .string()
@@ -308,7 +305,7 @@ export async function createRedemptions(
       em.create(Redemption, { userId: actor.id, key, name, quota, status: RedemptionStatus.Unused }),
     );
     await em.flush();
-    audit(ctx, em, actor.id, 'redemption.create', rows.map((r) => r.id).join(','), null, {
+    audit(ctx, em, actor.id, 'redemption.create', auditTargetIds(rows.map((r) => r.id)), null, {
       name,
       quota,
       count,

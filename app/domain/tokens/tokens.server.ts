@@ -4,6 +4,7 @@ import { TOKEN_NEVER_EXPIRES, Token, TokenStatus } from '@switchyard/db/entities
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { INT4, INT8, intInput } from '#app/domain/input.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { DEFAULT_TOKEN_QUOTA, KEY_LENGTH, MAX_BATCH, MAX_MODEL_LIMITS, MAX_NAME } from './constants.ts';
@@ -23,15 +24,10 @@ export type TokensCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas. Messages are i18n keys of the `tokens` namespace.
 
-const intLike = z
-  .union([
-    z.number(),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/),
-  ])
-  .transform(Number);
+/** An integer (JSON number or decimal text) a `bigint` column can hold; fractions are refused (input.ts). */
+const intLike = intInput(INT8);
+/** A row id (`int4` primary keys). */
+const rowId = intInput(INT4).pipe(z.number().int().positive());
 const bool = z
   .union([z.boolean(), z.string(), z.number()])
   .nullish()
@@ -93,7 +89,7 @@ export const createTokenSchema = z.object({
 });
 export type CreateTokenInput = z.output<typeof createTokenSchema>;
 
-const id = intLike.pipe(z.number().int().positive());
+const id = rowId;
 const status = intLike.pipe(z.union([z.literal(TokenStatus.Enabled), z.literal(TokenStatus.Disabled)]));
 
 /** `status` in a full update: new-api clients echo the whole token; only a change to 1 or 2 acts. */

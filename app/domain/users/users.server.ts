@@ -4,11 +4,14 @@ import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { DEFAULT_GROUP, Role, User, UserStatus } from '@switchyard/db/entities/user.ts';
 import { hashPassword } from '@switchyard/db/security/password.ts';
 import { z } from 'zod';
+import { asAuthT } from '#app/domain/auth/i18n.server.ts';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { INT4, INT8, intInput } from '#app/domain/input.ts';
 import { type RelaySync, syncRelayAccounts } from '#app/domain/relay-sync.server.ts';
 import { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constants.ts';
+import { checkUsername } from '#app/domain/users/username.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 
 /**
@@ -28,15 +31,10 @@ export { MANAGE_ACTIONS, type ManageAction, USER_STATUS_LOCKED };
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas (shared by the JSON routes and the page actions). Messages are i18n keys of the `users` namespace.
 
-const intLike = z
-  .union([
-    z.number(),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/),
-  ])
-  .transform(Number);
+/** An integer (JSON number or decimal text) a `bigint` column can hold; fractions are refused (input.ts). */
+const intLike = intInput(INT8);
+/** A row id (`int4` primary keys). */
+const rowId = intInput(INT4).pipe(z.number().int().positive());
 /** An optional integer: absent, null or '' mean "not given". */
 const optionalInt = z
   .union([intLike, z.literal('')])
@@ -69,7 +67,7 @@ export const createUserSchema = z.object({
 export type CreateUserInput = z.input<typeof createUserSchema>;
 
 export const updateUserSchema = z.object({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
   username: optionalText,
   display_name: optionalText,
   password: optionalSecret,
@@ -84,7 +82,7 @@ export const updateUserSchema = z.object({
 export type UpdateUserInput = z.input<typeof updateUserSchema>;
 
 export const manageUserSchema = z.object({
-  id: intLike.pipe(z.number().int().positive()),
+  id: rowId,
   action: z.enum(MANAGE_ACTIONS),
 });
 export type ManageUserInput = z.input<typeof manageUserSchema>;
@@ -280,9 +278,7 @@ function randomAffCode(): string {
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
 }
 
-function validateNames(ctx: UsersCtx, username: string, displayName: string) {
-  if (username.length > MAX_NAME)
-    throw new InputError(ctx.t('users:errors.usernameTooLong', { max: MAX_NAME }));
+function validateNames(ctx: UsersCtx, displayName: string) {
   if (displayName.length > MAX_NAME)
     throw new InputError(ctx.t('users:errors.displayNameTooLong', { max: MAX_NAME }));
 }
@@ -308,7 +304,8 @@ export async function createUser(
   const displayName = input.display_name.trim() || username;
   const password = input.password;
   if (!username || !password) throw new InputError(ctx.t('users:errors.emptyCredentials'));
-  validateNames(ctx, username, displayName);
+  checkUsername(username, asAuthT(ctx.t));
+  validateNames(ctx, displayName);
   validatePassword(ctx, password);
   const passwordHash = await hashPassword(password);
   const quota = Number(ctx.options.get('QuotaForNewUser') ?? 0);
@@ -367,7 +364,7 @@ export async function updateUser(
   const username = input.username.trim();
   const displayName = input.display_name.trim() || username;
   if (!username) throw new InputError(ctx.t('users:errors.usernameEmpty'));
-  validateNames(ctx, username, displayName);
+  validateNames(ctx, displayName);
   const password = input.password ?? '';
   if (password) validatePassword(ctx, password);
   for (const q of [input.quota, input.add_quota]) {
@@ -386,7 +383,11 @@ export async function updateUser(
       // Editing oneself (names and password only: group and quota are for other users) is always allowed.
       const self = user.id === actor.id;
       if (!self) assertLowerRole(ctx, actor, user);
-      if (username !== user.username) await assertUsernameFree(ctx, em, username, user.id);
+      if (username !== user.username) {
+        // A name from before the rule is kept as it is; a new name follows the one rule.
+        checkUsername(username, asAuthT(ctx.t));
+        await assertUsernameFree(ctx, em, username, user.id);
+      }
 
       const before = {
         username: user.username,

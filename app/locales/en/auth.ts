@@ -23,6 +23,7 @@ const auth: AuthResources = {
     throttled: 'Too many failed sign-in attempts for this account, try again in {{seconds}} s',
     passwordDisabled: 'The administrator has turned off password login',
     success: 'Logged in successfully',
+    tooLong: 'Username and password are at most 255 characters',
   },
   logout: {
     success: 'Logged out successfully',
@@ -33,7 +34,7 @@ const auth: AuthResources = {
       'The administrator has turned off registration by password; please register with a third-party account',
     empty: 'Username and password cannot be empty',
     usernameLength: 'Username must be 1 to 20 characters long',
-    usernameInvalid: 'Username cannot contain whitespace',
+    usernameInvalid: 'Username cannot contain whitespace or control characters',
     usernameTaken: 'Username already exists',
     passwordShort: 'Password length must not be less than 8',
     passwordLong: 'Password length must not be more than 20',

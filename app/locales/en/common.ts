@@ -105,6 +105,8 @@ const common: CommonResources = {
     crossOriginTitle: 'Request refused',
     crossOrigin:
       "request from another site refused: changes can only be submitted from this console's own pages",
+    nulText: 'Text must not contain the NUL character (U+0000)',
+    invalidInput: 'Please check the input',
   },
   toast: {
     region: 'Notifications',

@@ -137,7 +137,6 @@ const settings: SettingsResources = {
     unauthorized: 'not signed in or the session expired, please sign in again',
     checkInput: 'please check input',
     usernameRequired: 'username cannot be empty',
-    usernameTooLong: 'username must be at most 20 characters',
     displayNameTooLong: 'display name must be at most 20 characters',
     usernameTaken: 'username already exists',
     passwordMismatch: 'passwords do not match',

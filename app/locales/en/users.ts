@@ -85,7 +85,6 @@ const users: UsersResources = {
     notFound: 'User does not exist',
     emptyCredentials: 'Username and password cannot be empty',
     usernameEmpty: 'Username cannot be empty',
-    usernameTooLong: 'Username is at most {{max}} characters',
     displayNameTooLong: 'Display name is at most {{max}} characters',
     passwordTooShort: 'Password length must not be less than 8',
     passwordTooLong: 'Password is too long',

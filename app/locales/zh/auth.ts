@@ -22,6 +22,7 @@ const auth = {
     throttled: '该账户登录失败次数过多，请在 {{seconds}} 秒后重试',
     passwordDisabled: '管理员关闭了密码登录',
     success: '登录成功',
+    tooLong: '用户名和密码最多 255 个字符',
   },
   logout: {
     success: '已退出登录',
@@ -31,7 +32,7 @@ const auth = {
     passwordDisabled: '管理员关闭了通过密码进行注册，请使用第三方账户验证的形式进行注册',
     empty: '用户名和密码不能为空',
     usernameLength: '用户名长度必须在 1 到 20 个字符之间',
-    usernameInvalid: '用户名不能包含空白字符',
+    usernameInvalid: '用户名不能包含空白或控制字符',
     usernameTaken: '用户名已存在',
     passwordShort: '密码长度不得小于 8 位',
     passwordLong: '密码长度不得超过 20 位',

@@ -102,6 +102,8 @@ const common = {
     unexpected: '请求失败',
     crossOriginTitle: '请求被拒绝',
     crossOrigin: '已拒绝来自其他站点的请求：修改操作只能在本控制台的页面上提交',
+    nulText: '文本不能包含 NUL 字符（U+0000）',
+    invalidInput: '请检查输入',
   },
   toast: {
     region: '通知',

@@ -134,7 +134,6 @@ const settings = {
     unauthorized: '未登录或登录已过期，请重新登录',
     checkInput: '请检查输入',
     usernameRequired: '用户名不能为空',
-    usernameTooLong: '用户名长度不能超过 20 个字符',
     displayNameTooLong: '显示名称长度不能超过 20 个字符',
     usernameTaken: '用户名已存在',
     passwordMismatch: '两次输入的密码不一致',

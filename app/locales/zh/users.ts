@@ -83,7 +83,6 @@ const users = {
     notFound: '用户不存在',
     emptyCredentials: '用户名和密码不能为空！',
     usernameEmpty: '用户名不能为空',
-    usernameTooLong: '用户名最长 {{max}} 个字符',
     displayNameTooLong: '显示名称最长 {{max}} 个字符',
     passwordTooShort: '密码长度不得小于 8 位！',
     passwordTooLong: '密码过长',

@@ -15,6 +15,7 @@ import {
   modelsForCaller,
   type RelayServices,
 } from './openai.ts';
+import { checkShape } from './shape.ts';
 
 /** Claude's error type for an HTTP status (https://docs.anthropic.com/en/api/errors). */
 export function claudeErrorType(status: number): string {
@@ -100,6 +101,7 @@ export function createClaudeFront(services: RelayServices): ApiFront {
               message: 'max_tokens: Field required',
               type: 'invalid_request_error',
             });
+          checkShape('messages', b);
           const model = b.model as string;
           const caller = await authenticate(c, model);
           const result = await services.core.relay({

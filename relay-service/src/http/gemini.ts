@@ -21,6 +21,7 @@ import {
   modelsForCaller,
   type RelayServices,
 } from './openai.ts';
+import { checkShape } from './shape.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -142,6 +143,7 @@ export function createGeminiFront(services: RelayServices): ApiFront {
     const b = await body(c);
     if (!Array.isArray(b.contents) || b.contents.length === 0)
       throw invalid('* GenerateContentRequest.contents: contents is not specified');
+    checkShape('generate', b);
     const caller = await authenticate(c, model);
     const result = await services.core.relay({
       endpoint: 'generate',

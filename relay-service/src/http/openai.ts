@@ -23,6 +23,7 @@ import type { RelayStore } from '../store/types.ts';
 import { jsonTooDeep, jsonTooDeepMessage } from './body.ts';
 import type { ClientIpResolver } from './client-ip.ts';
 import type { ApiFront } from './fronts.ts';
+import { checkShape } from './shape.ts';
 
 export type RelayServices = {
   core: RelayCore;
@@ -141,6 +142,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
     let requestId: string | undefined;
     try {
       const body = await parseBody(c, route);
+      if (!(body instanceof FormData)) checkShape(route.endpoint, body);
       const fieldModel = body instanceof FormData ? body.get('model') : body.model;
       const model =
         pathModel ?? (typeof fieldModel === 'string' && fieldModel ? fieldModel : route.defaultModel);

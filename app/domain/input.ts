@@ -1,0 +1,68 @@
+/**
+ * The console's one input layer below the zod schemas (ADR 017): what every value from a client must satisfy
+ * before a schema or the database sees it, whatever the transport (JSON body, form data, query string, gRPC).
+ *
+ * - Text: PostgreSQL's `text`/`varchar` cannot hold U+0000 (the driver's message is refused as a protocol
+ *   violation, which surfaced as a 500). A string (or an object key) containing it is refused as input. Lone
+ *   UTF-16 surrogates are not refused: the driver encodes them as U+FFFD, which PostgreSQL stores.
+ * - Integers: bounded to the column they land in (`int4`, `smallint`, `int8` as a JS safe integer), so an
+ *   out-of-range or fractional number is a validation error, never a database error.
+ */
+import { z } from 'zod';
+
+export const INT2 = { min: -32_768, max: 32_767 } as const;
+export const INT4 = { min: -2_147_483_648, max: 2_147_483_647 } as const;
+/** `bigint` columns read as JS numbers: the safe-integer range. */
+export const INT8 = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
+
+const MAX_DEPTH = 64;
+
+/**
+ * The dotted path of the first string (or key) under `value` that contains U+0000, or null when none does.
+ * Depth beyond MAX_DEPTH is not walked (JSON nesting depth is bounded at the transport).
+ */
+export function findNulText(value: unknown, path: (string | number)[] = [], depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') || '_' : null;
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNulText(value[i], [...path, i], depth + 1);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  if (value instanceof FormData || value instanceof URLSearchParams) {
+    for (const [k, v] of value.entries()) {
+      if (k.includes('\u0000')) return [...path, '_'].join('.');
+      const hit = findNulText(v, [...path, k], depth + 1);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return [...path, '_'].join('.') || '_';
+    const hit = findNulText(v, [...path, k], depth + 1);
+    if (hit !== null) return hit;
+  }
+  return null;
+}
+
+/**
+ * An integer from a JSON number or a decimal string (forms and query strings carry text), within
+ * `range` (default `int4`). Fractions, exponents, NaN, and values outside the range fail with `message`.
+ */
+export function intInput(range: { min: number; max: number } = INT4, message?: string) {
+  return z
+    .union(
+      [
+        z.number(),
+        z
+          .string()
+          .trim()
+          .regex(/^[-+]?\d{1,20}$/, message),
+      ],
+      message ? { message } : undefined,
+    )
+    .transform(Number)
+    .pipe(z.number().int(message).min(range.min, message).max(range.max, message));
+}
