@@ -1,4 +1,4 @@
-import { SECRETS_KEY_FORMAT, secretsKeyProblem } from '@switchyard/db/security/secrets.ts';
+import { secretsEnv } from '@switchyard/relay/config.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '@switchyard/relay/http/body.ts';
 import { trustProxyEnv } from '@switchyard/relay/http/client-ip.ts';
 import { z } from 'zod';
@@ -83,22 +83,7 @@ const ConsoleEnv = z.object({
   LOGIN_BACKOFF_MAX: z.coerce.number().int().min(1).max(86_400).default(300),
   /** Days a usage_ledger row (Billing's idempotency record) is kept; 0 keeps them all. */
   USAGE_LEDGER_RETENTION_DAYS: z.coerce.number().min(0).default(30),
-  /** 32 random bytes (hex or base64): channel keys and secret options are stored encrypted (ADR 019). */
-  SECRETS_KEY: z
-    .string()
-    .optional()
-    .refine((v) => !v || secretsKeyProblem(v) === null, {
-      message: `SECRETS_KEY ${SECRETS_KEY_FORMAT}`,
-    })
-    .transform((v) => v || undefined),
-  /** Comma-separated earlier keys, read only (values not yet re-encrypted by `npm run secrets:rotate`). */
-  SECRETS_KEY_PREVIOUS: z
-    .string()
-    .optional()
-    .refine((v) => !v || secretsKeyProblem(v, true) === null, {
-      message: `SECRETS_KEY_PREVIOUS: every key ${SECRETS_KEY_FORMAT}`,
-    })
-    .transform((v) => v || undefined),
+  ...secretsEnv,
   MIGRATE_ON_START: z
     .enum(['true', 'false'])
     .default('true')

@@ -13,6 +13,26 @@ const optionalUrl = (pattern: RegExp, message: string) =>
     .optional()
     .or(z.literal('').transform(() => undefined));
 
+/** The at-rest encryption keys (ADR 019): the console and the relay validate them alike. */
+export const secretsEnv = {
+  /** 32 random bytes (hex or base64): channel keys and secret options are stored encrypted (ADR 019). */
+  SECRETS_KEY: z
+    .string()
+    .optional()
+    .refine((v) => !v || secretsKeyProblem(v) === null, {
+      message: `SECRETS_KEY ${SECRETS_KEY_FORMAT}`,
+    })
+    .transform((v) => v || undefined),
+  /** Comma-separated earlier keys, read only (values not yet re-encrypted by `npm run secrets:rotate`). */
+  SECRETS_KEY_PREVIOUS: z
+    .string()
+    .optional()
+    .refine((v) => !v || secretsKeyProblem(v, true) === null, {
+      message: `SECRETS_KEY_PREVIOUS: every key ${SECRETS_KEY_FORMAT}`,
+    })
+    .transform((v) => v || undefined),
+};
+
 const RelayEnv = z.object({
   RELAY_HOST: z.string().min(1).default('127.0.0.1'),
   RELAY_PORT: port(3001),
@@ -56,22 +76,7 @@ const RelayEnv = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
-  /** 32 random bytes (hex or base64): channel keys and secret options are stored encrypted (ADR 019). */
-  SECRETS_KEY: z
-    .string()
-    .optional()
-    .refine((v) => !v || secretsKeyProblem(v) === null, {
-      message: `SECRETS_KEY ${SECRETS_KEY_FORMAT}`,
-    })
-    .transform((v) => v || undefined),
-  /** Comma-separated earlier keys, read only (values not yet re-encrypted by `npm run secrets:rotate`). */
-  SECRETS_KEY_PREVIOUS: z
-    .string()
-    .optional()
-    .refine((v) => !v || secretsKeyProblem(v, true) === null, {
-      message: `SECRETS_KEY_PREVIOUS: every key ${SECRETS_KEY_FORMAT}`,
-    })
-    .transform((v) => v || undefined),
+  ...secretsEnv,
   /** Tells replicas apart; defaults to a random id per process start. */
   RELAY_INSTANCE_ID: z.string().min(1).max(128).optional(),
 });

@@ -15,7 +15,7 @@ import { Role, User } from '@switchyard/db/entities/user.ts';
 import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SESSION_COOKIE } from '#app/domain/auth/session.server.ts';
+import { accessTokenHash, SESSION_COOKIE } from '#app/domain/auth/session.server.ts';
 import { createE2eUser, type E2eUser, openProductOrm } from './fixtures.ts';
 import { baseURL, CHROMIUM_ARGS } from './harness.ts';
 
@@ -202,8 +202,9 @@ describe('what keeps working', () => {
 
   it('an access token works from any origin; a program without Origin or Sec-Fetch-Site logs in', async () => {
     const accessToken = `cx${crypto.randomUUID().replaceAll('-', '')}`;
+    // Stored as its SHA-256, as the product stores access tokens (ADR 019); the caller sends the token itself.
     const who = await createE2eUser(orm, `cx_at_${run}`, {
-      accessToken,
+      accessToken: await accessTokenHash(accessToken),
       passwordHash: await hashPassword('old-password-1'),
       withSession: false,
     });

@@ -8,6 +8,9 @@ import { accessTokenHash, createSessionToken, sha256Hex } from '#app/domain/auth
 import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import type { RelayClient } from '#app/grpc/relay-client.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
+import { loadConsoleConfig } from '../../server/config.ts';
+import { type RunningConsole, startConsole } from '../../server/console.ts';
+import { freePort } from './cluster/procs.ts';
 import { type Stack, seedUser } from './relay-stack.ts';
 
 export type Who = { id: number; username: string; session: string; accessToken?: string };
@@ -87,4 +90,29 @@ export type EnvelopeBody = { success: boolean; message: string; data: any };
 
 export async function envelopeOf(res: Response): Promise<{ status: number; body: EnvelopeBody }> {
   return { status: res.status, body: (await res.json()) as EnvelopeBody };
+}
+
+/**
+ * The real console HTTP server (server/console.ts; Remix through Vite's dev server, so no build is needed) in
+ * front of the stack's first relay, as `npm start` runs it: the relay paths are forwarded, `/api` and pages
+ * served. `env` adds or overrides console variables.
+ */
+export async function startForwardingConsole(
+  stack: Stack,
+  env: Record<string, string> = {},
+): Promise<RunningConsole> {
+  const relay = stack.relays[0]!;
+  return startConsole(
+    loadConsoleConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: stack.db.url,
+      PORT: String(await freePort()),
+      CONSOLE_GRPC_PORT: '0',
+      RELAY_URL: relay.httpUrl,
+      RELAY_GRPC_URL: relay.grpcAddress,
+      MIGRATE_ON_START: 'false',
+      ...env,
+    }),
+    { dev: true },
+  );
 }

@@ -4,11 +4,10 @@
  * delivered and gives the hold back at once (issue 13, item 5: through :3000, cut streams were billed only when
  * the upstream finished, if ever, and their holds lingered).
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConsoleConfig } from '../../server/config.ts';
-import { type RunningConsole, startConsole } from '../../server/console.ts';
+import type { RunningConsole } from '../../server/console.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
+import { startForwardingConsole } from './console-harness.ts';
 import { type Stack, seedChannel, seedToken, seedUser, setOptions, startStack } from './relay-stack.ts';
 
 const MODEL = 'gpt-4o';
@@ -18,14 +17,6 @@ const STREAM_DELAY_MS = 150;
 let fake: FakeOpenAI;
 let stack: Stack;
 let console_: RunningConsole;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,18 +37,7 @@ beforeAll(async () => {
     CompletionRatio: JSON.stringify({ [MODEL]: 1 }),
     RetryTimes: '0',
   });
-  console_ = await startConsole(
-    loadConsoleConfig({
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.db.url,
-      PORT: String(await freePort()),
-      CONSOLE_GRPC_PORT: '0',
-      RELAY_URL: stack.relays[0]!.httpUrl,
-      RELAY_GRPC_URL: stack.relays[0]!.grpcAddress,
-      MIGRATE_ON_START: 'false',
-    }),
-    { dev: true },
-  );
+  console_ = await startForwardingConsole(stack);
 }, 120_000);
 
 afterAll(async () => {

@@ -5,11 +5,10 @@
  * and the model API answers browsers on any origin while the console's /api stays same-origin.
  */
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConsoleConfig } from '../../server/config.ts';
-import { type RunningConsole, startConsole } from '../../server/console.ts';
+import type { RunningConsole } from '../../server/console.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
+import { startForwardingConsole } from './console-harness.ts';
 import {
   lastLogOf,
   type Stack,
@@ -31,14 +30,6 @@ let console_: RunningConsole;
 let consoleUrl: string;
 let userId: number;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
-
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   stack = await startStack({
@@ -49,21 +40,11 @@ beforeAll(async () => {
   userId = (await seedUser(stack, { quota: 100_000_000 })).id;
   await seedChannel(stack, { baseUrl: fake.url, models: [MODEL] });
   await setOptions(stack, { ModelRatio: JSON.stringify({ [MODEL]: 0.075 }) });
-  console_ = await startConsole(
-    loadConsoleConfig({
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.db.url,
-      PORT: String(await freePort()),
-      CONSOLE_GRPC_PORT: '0',
-      RELAY_URL: relayUrl,
-      RELAY_GRPC_URL: stack.relays[0]!.grpcAddress,
-      INTERNAL_API_SECRET: SECRET,
-      MIGRATE_ON_START: 'false',
-      MAX_BODY_BYTES: String(LIMIT),
-      RELAY_MAX_BODY_BYTES: String(LIMIT),
-    }),
-    { dev: true },
-  );
+  console_ = await startForwardingConsole(stack, {
+    INTERNAL_API_SECRET: SECRET,
+    MAX_BODY_BYTES: String(LIMIT),
+    RELAY_MAX_BODY_BYTES: String(LIMIT),
+  });
   consoleUrl = console_.url;
 }, 120_000);
 
