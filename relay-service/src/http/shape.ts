@@ -8,10 +8,11 @@
  */
 import { z } from 'zod';
 import { RelayError } from '../core/errors.ts';
+import { MAX_OUTPUTS } from '../core/hold.ts';
 import type { Endpoint } from '../providers/types.ts';
 
-/** OpenAI's own ceiling for `n` on chat (images allow 10; the upstream refuses between the two). */
-export const MAX_N = 128;
+/** OpenAI's own ceiling for `n` on chat (images allow 10; the upstream refuses between the two): the hold's. */
+const MAX_N = MAX_OUTPUTS;
 
 const text = z.string();
 const number = z.number();
