@@ -212,6 +212,11 @@ export async function startConsole(
         (server as import('node:http').Server).closeIdleConnections?.();
       });
       await grpc.stop();
+      // Quota warnings already queued get a few seconds to go out; what is left then is lost (ADR 022).
+      await Promise.race([
+        quotaWarnings.idle(),
+        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+      ]);
       await pruning.stop();
       relay.close();
       await vite?.close();
