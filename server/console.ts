@@ -18,6 +18,7 @@ import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/
 import { Hono } from 'hono';
 import { createClient } from 'redis';
 import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
+import { createQuotaWarningQueue } from '#app/domain/notify/quota-warning.server.ts';
 import {
   CLIENT_IP_HEADER,
   createMemoryRateLimiter,
@@ -126,10 +127,12 @@ export async function startConsole(
     },
   };
 
+  // Quota warnings go out after Billing commits, from memory (ADR 022): mail through the SMTP options.
+  const quotaWarnings = createQuotaWarningQueue({ options });
   const grpc = await startConsoleGrpc({
     host: config.CONSOLE_GRPC_HOST,
     port: config.CONSOLE_GRPC_PORT,
-    billing: { em: () => orm.em.fork(), options },
+    billing: { em: () => orm.em.fork(), options, quotaWarnings: (w) => quotaWarnings.push(w) },
   });
 
   const pruning = schedulePruning(() => orm.em.fork(), {
@@ -209,6 +212,11 @@ export async function startConsole(
         (server as import('node:http').Server).closeIdleConnections?.();
       });
       await grpc.stop();
+      // Quota warnings already queued get a few seconds to go out; what is left then is lost (ADR 022).
+      await Promise.race([
+        quotaWarnings.idle(),
+        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+      ]);
       await pruning.stop();
       relay.close();
       await vite?.close();

@@ -15,6 +15,7 @@ import {
 } from '@switchyard/db/testing.ts';
 import { type RunningRelay, startRelay } from '@switchyard/relay';
 import { createLogger, silentLogger } from '@switchyard/relay/log.ts';
+import type { BillingDeps } from '#app/domain/billing/billing.server.ts';
 import { type RunningConsoleGrpc, startConsoleGrpc } from '#app/grpc/server.server.ts';
 
 export type Stack = {
@@ -43,6 +44,8 @@ export type StackOptions = {
   env?: Record<string, string>;
   /** SECRETS_KEY of the console side and of every relay. */
   secretsKey?: string;
+  /** Billing's receiver of quota warnings (none by default). */
+  quotaWarnings?: BillingDeps['quotaWarnings'];
 };
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
@@ -51,7 +54,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const secrets = await createSecretBox({ key: opts.secretsKey ?? null });
   const options = new OptionService({ orm: db.orm, pubsub, secrets });
   await options.load();
-  const billingDeps = { em: () => db.orm.em.fork(), options };
+  const billingDeps: BillingDeps = {
+    em: () => db.orm.em.fork(),
+    options,
+    ...(opts.quotaWarnings ? { quotaWarnings: opts.quotaWarnings } : {}),
+  };
   let billing = await startConsoleGrpc({
     host: '127.0.0.1',
     port: 0,

@@ -70,3 +70,21 @@ export function publicSetting(setting: UserSetting): PublicSetting {
     webhook_secret_set: webhook_secret !== '',
   };
 }
+
+/**
+ * The balance below which the user is warned: their own quota_warning_threshold when their setting holds a
+ * positive one (the notification card always saves one), else the QuotaRemindThreshold option (new-api's rule).
+ */
+export function warningThreshold(raw: string | null | undefined, quotaRemindThreshold: number): number {
+  let stored: unknown;
+  try {
+    stored = raw?.trim() ? JSON.parse(raw) : null;
+  } catch {
+    stored = null;
+  }
+  const own =
+    stored && typeof stored === 'object' && !Array.isArray(stored)
+      ? Number((stored as Record<string, unknown>).quota_warning_threshold)
+      : Number.NaN;
+  return Number.isFinite(own) && own > 0 ? own : quotaRemindThreshold;
+}

@@ -5,9 +5,11 @@ import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { warningThreshold } from '#app/domain/account/setting.ts';
 import {
   type BillingDeps,
   CHANNEL_TEST_LOG_NAME,
+  quotaCrossing,
   reportUsage,
   type UsageEventInput,
   UsageKind,
@@ -545,5 +547,28 @@ describe('reportUsage', () => {
     }
     expect(await userRow(f.userId)).toEqual({ quota: 95_000, usedQuota: 5000, requestCount: 500 });
     expect(await sql('select count(*)::int as n from logs')).toEqual([{ n: 500 }]);
+  });
+});
+
+describe('quota warning crossing (ADR 022)', () => {
+  it('warns when a charge goes below the threshold, once until the balance is found at or above it again', () => {
+    expect(quotaCrossing(150, 120, 100, false)).toEqual({ send: false, warned: false });
+    expect(quotaCrossing(120, 90, 100, false)).toEqual({ send: true, warned: true });
+    expect(quotaCrossing(90, 80, 100, true)).toEqual({ send: false, warned: true });
+    // topped up to 160 since: re-armed, and a charge across warns again
+    expect(quotaCrossing(160, 90, 100, true)).toEqual({ send: true, warned: true });
+    expect(quotaCrossing(160, 110, 100, true)).toEqual({ send: false, warned: false });
+    // below and never warned (threshold raised, balance lowered by an administrator): warned once
+    expect(quotaCrossing(50, 40, 100, false)).toEqual({ send: true, warned: true });
+    // a threshold of 0 warns only when the balance goes negative
+    expect(quotaCrossing(10, 0, 0, false)).toEqual({ send: false, warned: false });
+  });
+
+  it("takes the user's own threshold, else QuotaRemindThreshold", () => {
+    expect(warningThreshold('{"quota_warning_threshold":500000}', 1000)).toBe(500000);
+    expect(warningThreshold('', 1000)).toBe(1000);
+    expect(warningThreshold('{"notify_type":"email"}', 1000)).toBe(1000);
+    expect(warningThreshold('{"quota_warning_threshold":0}', 1000)).toBe(1000);
+    expect(warningThreshold('not json', 7)).toBe(7);
   });
 });

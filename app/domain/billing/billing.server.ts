@@ -11,6 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LogType } from '@switchyard/db/entities/log.ts';
 import { UsageLedgerKind } from '@switchyard/db/entities/usage-ledger.ts';
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import { warningThreshold } from '#app/domain/account/setting.ts';
 
 /** Same numbers as switchyard.billing.v1.UsageKind. */
 export const UsageKind = UsageLedgerKind;
@@ -60,10 +61,29 @@ export type UsageTokensInput = {
 export type UsageAckStatus = 'accepted' | 'duplicate' | 'rejected';
 export type UsageAckResult = { requestId: string; status: UsageAckStatus; message: string };
 
+/**
+ * A balance that a batch took below the user's warning threshold (ADR 022): decided in the billing transaction,
+ * handed over after the commit.
+ */
+export type QuotaWarning = {
+  userId: number;
+  email: string;
+  /** users.setting as stored (notify_type, webhook_url, ...) */
+  setting: string;
+  /** the balance after the batch */
+  quota: number;
+  threshold: number;
+};
+
 export type BillingDeps = {
   /** A fresh EntityManager per call. */
   em: () => EntityManager;
   options: Pick<OptionService, 'get'>;
+  /**
+   * Receives the quota warnings of a committed batch. Must return at once (it queues the deliveries); whatever it
+   * throws is logged and ignored, so a notification can never fail or slow billing.
+   */
+  quotaWarnings?: (warnings: QuotaWarning[]) => void;
 };
 
 /** A validated event with the values the SQL needs. */
@@ -108,9 +128,17 @@ export async function reportUsage(deps: BillingDeps, events: UsageEventInput[]):
   if (valid.length > 0) {
     const logEnabled = deps.options.get('LogConsumeEnabled');
     const exportEnabled = deps.options.get('DataExportEnabled');
+    const remindThreshold = deps.options.get('QuotaRemindThreshold');
     const outcome = await withDeadlockRetry(() =>
-      deps.em().transactional((tx) => applyBatch(tx, valid, { logEnabled, exportEnabled })),
+      deps.em().transactional((tx) => applyBatch(tx, valid, { logEnabled, exportEnabled, remindThreshold })),
     );
+    if (outcome.warnings.length > 0 && deps.quotaWarnings) {
+      try {
+        deps.quotaWarnings(outcome.warnings);
+      } catch (error) {
+        console.error('[billing] quota warnings not queued', error);
+      }
+    }
     for (const p of valid) {
       const ack = acks[p.index] as UsageAckResult;
       if (outcome.unknownUsers.has(p.event.userId)) {
@@ -234,7 +262,17 @@ function completeOther(other: Record<string, unknown>, e: UsageEventInput): Reco
 // ---------------------------------------------------------------------------------------------------------------
 // The transaction
 
-type BatchOutcome = { inserted: Set<string>; unknownUsers: Set<number> };
+type BatchOutcome = { inserted: Set<string>; unknownUsers: Set<number>; warnings: QuotaWarning[] };
+
+/** The locked user rows: names for the log rows, balance and marker for the quota warning. */
+type UserRow = {
+  id: number;
+  username: string;
+  quota: number | string;
+  setting: string;
+  email: string;
+  quota_warned: boolean;
+};
 
 /** `(?, ?, ...), (?, ?, ...)` for `rows` rows of `cols` placeholders, each cast as given. */
 function valuesList(rows: number, casts: string[]): string {
@@ -258,22 +296,25 @@ function sortedNumbers(values: Iterable<number>): number[] {
 async function applyBatch(
   tx: EntityManager,
   events: Prepared[],
-  opts: { logEnabled: boolean; exportEnabled: boolean },
+  opts: { logEnabled: boolean; exportEnabled: boolean; remindThreshold: number },
 ): Promise<BatchOutcome> {
-  // 1. Users: lock the rows (serialises batches of the same user) and read names for the log rows.
+  // 1. Users: lock the rows (serialises batches of the same user) and read names for the log rows and what the
+  //    quota warning needs: under the lock, `quota` is the balance before this batch.
   const userIds = sortedNumbers(events.map((p) => p.event.userId));
   const userRows = (await tx.execute(
-    `select id, username from users where id in (${placeholders(userIds.length)}) order by id for update`,
+    'select id, username, quota, setting, email, quota_warned from users ' +
+      `where id in (${placeholders(userIds.length)}) order by id for update`,
     userIds,
-  )) as { id: number; username: string }[];
+  )) as UserRow[];
   const usernames = new Map(userRows.map((r) => [Number(r.id), r.username]));
+  const locked = new Map(userRows.map((r) => [Number(r.id), r]));
   const unknownUsers = new Set(userIds.filter((id) => !usernames.has(id)));
   const known = events
     .filter((p) => !unknownUsers.has(p.event.userId))
     .sort((a, b) =>
       a.event.requestId < b.event.requestId ? -1 : a.event.requestId > b.event.requestId ? 1 : 0,
     );
-  if (known.length === 0) return { inserted: new Set(), unknownUsers };
+  if (known.length === 0) return { inserted: new Set(), unknownUsers, warnings: [] };
 
   // 2. The idempotency record: only the rows inserted now are billed.
   const ledgerRows = (await tx.execute(
@@ -296,16 +337,17 @@ async function applyBatch(
   )) as { request_id: string }[];
   const inserted = new Set(ledgerRows.map((r) => r.request_id));
   const fresh = known.filter((p) => inserted.has(p.event.requestId));
-  if (fresh.length === 0) return { inserted, unknownUsers };
+  if (fresh.length === 0) return { inserted, unknownUsers, warnings: [] };
 
   // Token and channel names for the log rows, filled by the row locks of applyConsume where it takes them.
   const names: Names = { usernames, tokens: new Map(), channels: new Map() };
   const consume = fresh.filter((p) => p.kind === UsageKind.Consume);
-  if (consume.length > 0) {
-    await applyConsume(tx, consume, names, opts.exportEnabled);
-  }
+  const warnings =
+    consume.length > 0
+      ? await applyConsume(tx, consume, names, { ...opts, users: locked })
+      : ([] as QuotaWarning[]);
   if (opts.logEnabled) await insertLogs(tx, fresh, names);
-  return { inserted, unknownUsers };
+  return { inserted, unknownUsers, warnings };
 }
 
 type Names = { usernames: Map<number, string>; tokens: Map<number, string>; channels: Map<number, string> };
@@ -321,12 +363,29 @@ async function readNames(
   for (const r of rows) into.set(Number(r.id), r.name);
 }
 
+/**
+ * Whether a charge from `before` to `after` sends the quota warning, and the marker to store (ADR 022). The marker
+ * says "warned since the balance was last at or above the threshold": a balance found at or above it (a top-up,
+ * a redemption, an administrator's change or a raised threshold since) re-arms the warning, one below it that was
+ * not warned yet (a lowered balance or a raised threshold) is warned once.
+ */
+export function quotaCrossing(
+  before: number,
+  after: number,
+  threshold: number,
+  warned: boolean,
+): { send: boolean; warned: boolean } {
+  const below = after < threshold;
+  return { send: below && (!warned || before >= threshold), warned: below };
+}
+
 async function applyConsume(
   tx: EntityManager,
   events: Prepared[],
   names: Names,
-  exportEnabled: boolean,
-): Promise<void> {
+  opts: { exportEnabled: boolean; remindThreshold: number; users: Map<number, UserRow> },
+): Promise<QuotaWarning[]> {
+  const { exportEnabled } = opts;
   const users = new Map<number, { quota: number; count: number }>();
   const tokens = new Map<number, { quota: number; accessed: number }>();
   const channels = new Map<number, number>();
@@ -357,11 +416,26 @@ async function applyConsume(
   }
 
   const userIds = sortedNumbers(users.keys());
+  // The rows are locked since step 1, so before/after are exact and concurrent batches of one user take turns:
+  // exactly one of them sees the crossing, and a replay (no fresh event) charges nothing and decides nothing.
+  const warnings: QuotaWarning[] = [];
+  const marks = new Map<number, boolean>();
+  for (const id of userIds) {
+    const row = opts.users.get(id)!;
+    const before = Number(row.quota);
+    const after = before - users.get(id)!.quota;
+    const threshold = warningThreshold(row.setting, opts.remindThreshold);
+    const crossing = quotaCrossing(before, after, threshold, row.quota_warned === true);
+    marks.set(id, crossing.warned);
+    if (crossing.send)
+      warnings.push({ userId: id, email: row.email, setting: row.setting, quota: after, threshold });
+  }
   await tx.execute(
     'update users as u set quota = u.quota - v.quota, used_quota = u.used_quota + v.quota, ' +
-      'request_count = u.request_count + v.n ' +
-      `from (values ${valuesList(userIds.length, ['int', 'bigint', 'int'])}) as v(id, quota, n) where u.id = v.id`,
-    userIds.flatMap((id) => [id, users.get(id)!.quota, users.get(id)!.count]),
+      'request_count = u.request_count + v.n, quota_warned = v.warned ' +
+      `from (values ${valuesList(userIds.length, ['int', 'bigint', 'int', 'boolean'])}) as v(id, quota, n, warned) ` +
+      'where u.id = v.id',
+    userIds.flatMap((id) => [id, users.get(id)!.quota, users.get(id)!.count, marks.get(id)!]),
   );
 
   if (tokens.size > 0) {
@@ -421,6 +495,7 @@ async function applyConsume(
       ]),
     );
   }
+  return warnings;
 }
 
 async function insertLogs(tx: EntityManager, events: Prepared[], names: Names): Promise<void> {

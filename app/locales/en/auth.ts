@@ -80,6 +80,9 @@ const auth: AuthResources = {
       'Hello, you asked to reset your password on {{system}}. Open this link to reset it: {{link}}. The link is valid for {{minutes}} minutes. If this was not you, ignore this message.',
     resetHtml:
       '<p>Hello, you asked to reset your password on {{system}}.</p><p>Click <a href="{{link}}">here</a> to reset it.</p><p>If the link does not open, copy it into your browser:<br>{{link}}</p><p>The link is valid for {{minutes}} minutes. If this was not you, ignore this message.</p>',
+    quotaWarningTitle: 'Your quota is running out',
+    quotaWarningContent:
+      '{{value}}: your remaining quota is {{value}}. Top up in time to keep your service running. Top-up link: {{value}}',
   },
   audit: {
     newUserQuota: 'Quota for a new user: {{quota}}',

@@ -75,6 +75,9 @@ const auth = {
       '您好，你正在进行{{system}}密码重置。请打开下面的链接进行密码重置：{{link}}。重置链接 {{minutes}} 分钟内有效，如果不是本人操作，请忽略。',
     resetHtml:
       '<p>您好，你正在进行{{system}}密码重置。</p><p>点击 <a href="{{link}}">此处</a> 进行密码重置。</p><p>如果链接无法点击，请将其复制到浏览器中打开：<br>{{link}}</p><p>重置链接 {{minutes}} 分钟内有效，如果不是本人操作，请忽略。</p>',
+    quotaWarningTitle: '您的额度即将用尽',
+    quotaWarningContent:
+      '{{value}}，当前剩余额度为 {{value}}，为了不影响您的使用，请及时充值。充值链接：{{value}}',
   },
   audit: {
     newUserQuota: '新用户注册赠送 {{quota}}',

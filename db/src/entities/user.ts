@@ -48,6 +48,11 @@ export const UserSchema = defineEntity({
     linuxDoId: p.string().length(64).default(''),
     /** JSON text: notify_type, quota_warning_threshold, webhook_url, webhook_secret, notification_email. */
     setting: p.text().default(''),
+    /**
+     * The quota warning was sent since the balance was last at or above the user's warning threshold (Billing sets
+     * it when a charge takes the balance below; ADR 022). Not part of the user object on the wire.
+     */
+    quotaWarned: p.boolean().default(false).hidden(),
     createdAt: p
       .datetime()
       .defaultRaw('now()')
