@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntry } from '../entities/audit-entry.ts';
 import { Option } from '../entities/option.ts';
-import { createMemoryPubSub, createRedisPubSub, type PubSub } from '../pubsub.ts';
+import { createMemoryPubSub, createPgPubSub, createRedisPubSub, type PubSub } from '../pubsub.ts';
 import { createTestDatabase, type TestDatabase, testRedisUrl } from '../testing.ts';
 import { OptionValidationError } from './registry.ts';
 import { OptionService } from './service.ts';
@@ -103,6 +103,28 @@ describe('OptionService', () => {
 
       await b.set('ModelRequestRateLimitEnabled', true, 1);
       await eventually(() => expect(a.get('ModelRequestRateLimitEnabled')).toBe(true));
+    } finally {
+      await a.close();
+      await b.close();
+      await pubA.close();
+      await pubB.close();
+    }
+  });
+
+  it('propagates a change to another instance over PostgreSQL LISTEN/NOTIFY within a second (no Redis)', async () => {
+    const pubA = await createPgPubSub(db.url);
+    const pubB = await createPgPubSub(db.url);
+    const a = new OptionService({ orm: db.orm, pubsub: pubA });
+    const b = new OptionService({ em: () => db.orm.em.fork(), pubsub: pubB });
+    try {
+      await Promise.all([a.load(), b.load()]);
+      const before = b.get('QuotaPerUnit');
+      const sent = Date.now();
+      await a.set('QuotaPerUnit', String(before + 1), 1);
+      await eventually(() => expect(b.get('QuotaPerUnit')).toBe(before + 1));
+      expect(Date.now() - sent).toBeLessThan(1_000);
+      await b.set('QuotaPerUnit', String(before), 1);
+      await eventually(() => expect(a.get('QuotaPerUnit')).toBe(before));
     } finally {
       await a.close();
       await b.close();
