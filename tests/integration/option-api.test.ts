@@ -18,6 +18,7 @@ import {
   consoleServices,
   envelopeOf,
   signedInUser,
+  startForwardingConsole,
   type Who,
 } from './console-harness.ts';
 import { type Stack, startStack } from './relay-stack.ts';
@@ -225,4 +226,33 @@ describe('propagation without Redis', () => {
     }
     expect(Date.now() - sent).toBeLessThan(1_000);
   });
+
+  it('a PUT to the console process (npm start without REDIS_URL) reaches the relay and other consoles within a second', async () => {
+    const console_ = await startForwardingConsole(stack);
+    try {
+      const relayOptions = stack.relays[0]!.pipeline!.options;
+      const value = `Gateway ${Date.now()}`;
+      const sent = Date.now();
+      const res = await fetch(`${console_.url}/api/option/`, {
+        method: 'PUT',
+        headers: {
+          Cookie: `sy_session=${admin.session}`,
+          'New-Api-User': String(admin.id),
+          'Content-Type': 'application/json',
+          Origin: console_.url,
+        },
+        body: JSON.stringify({ key: 'SystemName', value }),
+      });
+      expect(((await res.json()) as { success: boolean }).success).toBe(true);
+      const deadline = sent + 1_000;
+      while (relayOptions.get('SystemName') !== value || options.get('SystemName') !== value) {
+        if (Date.now() > deadline)
+          throw new Error('the change did not reach the relay and this console in time');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(console_.services.options.get('SystemName')).toBe(value);
+    } finally {
+      await console_.stop();
+    }
+  }, 60_000);
 });
