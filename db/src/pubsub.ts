@@ -8,6 +8,11 @@ export interface PubSub {
   publish(channel: string, message: string): Promise<void>;
   /** Resolves once the subscription is active; the returned function unsubscribes this handler. */
   subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>>;
+  /**
+   * Implementations that can lose messages while reconnecting call `listener` once they listen again, so that
+   * a subscriber can re-read what it caches. Returns a function that removes the listener.
+   */
+  onResubscribe?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -130,12 +135,15 @@ export async function createPgPubSub(url: string, opts: PgPubSubOptions = {}): P
   publisher.on('error', (err: Error) => {
     console.error(`[pubsub] postgres publisher connection failed: ${err.message}`);
   });
+  const resubscribed = new Set<() => void>();
   let listener: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   let retry: ReturnType<typeof setTimeout> | null = null;
   let closed = false;
   // One line per outage, not one per reconnect attempt.
   let down = false;
+  // The listening connection was lost since it last listened (messages may have been missed).
+  let dropped = false;
 
   const checkChannel = (channel: string) => {
     if (new TextEncoder().encode(channel).length > PG_CHANNEL_MAX_BYTES)
@@ -175,6 +183,7 @@ export async function createPgPubSub(url: string, opts: PgPubSubOptions = {}): P
   const drop = (client: pg.Client, err?: unknown) => {
     if (listener !== client) return;
     listener = null;
+    dropped = true;
     if (err) reportDown(err);
     client.end().catch(() => {});
     scheduleRetry();
@@ -196,9 +205,19 @@ export async function createPgPubSub(url: string, opts: PgPubSubOptions = {}): P
       await client.end().catch(() => {});
       throw new Error('PubSub is closed');
     }
+    const reconnected = dropped;
     if (down) console.error('[pubsub] postgres listener reconnected');
     down = false;
+    dropped = false;
     listener = client;
+    if (reconnected)
+      for (const callback of [...resubscribed]) {
+        try {
+          callback();
+        } catch (err) {
+          console.error('[pubsub] resubscribe listener failed', err);
+        }
+      }
     return client;
   };
 
@@ -244,8 +263,13 @@ export async function createPgPubSub(url: string, opts: PgPubSubOptions = {}): P
         if (client) await client.query(`UNLISTEN ${client.escapeIdentifier(channel)}`).catch(() => {});
       };
     },
+    onResubscribe(callback) {
+      resubscribed.add(callback);
+      return () => resubscribed.delete(callback);
+    },
     async close() {
       closed = true;
+      resubscribed.clear();
       if (retry) clearTimeout(retry);
       retry = null;
       handlers.clear();

@@ -132,4 +132,34 @@ describe('OptionService', () => {
       await pubB.close();
     }
   });
+
+  it('re-reads every option when its PostgreSQL listener reconnects, so a change announced meanwhile is not lost', async () => {
+    const pubA = await createPgPubSub(db.url);
+    const pubB = await createPgPubSub(db.url, { retryMs: 400 });
+    const a = new OptionService({ orm: db.orm, pubsub: pubA });
+    const b = new OptionService({ em: () => db.orm.em.fork(), pubsub: pubB });
+    const errors = console.error;
+    console.error = () => {};
+    try {
+      await Promise.all([a.load(), b.load()]);
+      const conn = db.orm.em.getConnection();
+      const listeners = `select pid from pg_stat_activity
+        where datname = current_database() and query like 'LISTEN %switchyard:options%'`;
+      const pids = (await conn.execute(listeners, [], 'all')) as { pid: number }[];
+      expect(pids.length).toBe(2);
+      // Kill both listeners; B's comes back only after 400 ms, A's (1 s) later still.
+      await conn.execute(`select pg_terminate_backend(pid) from (${listeners}) l`, [], 'all');
+      await new Promise((r) => setTimeout(r, 100));
+      await a.set('Footer', 'changed while B was not listening', 1);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(b.get('Footer')).not.toBe('changed while B was not listening');
+      await eventually(() => expect(b.get('Footer')).toBe('changed while B was not listening'), 3_000);
+    } finally {
+      console.error = errors;
+      await a.close();
+      await b.close();
+      await pubA.close();
+      await pubB.close();
+    }
+  });
 });
