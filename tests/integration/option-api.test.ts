@@ -178,6 +178,17 @@ describe('PUT /api/option/', () => {
     await put(root, { key: 'PasswordLoginEnabled', value: 'true' });
   });
 
+  it('takes every registry key (its default value is accepted and stored)', async () => {
+    const refused: string[] = [];
+    for (const key of OPTION_KEYS) {
+      const { body } = await envelopeOf(await put(admin, { key, value: OPTIONS[key].default }));
+      if (!body.success) refused.push(`${key}: ${body.message}`);
+      else expect([key, options.getRaw(key)]).toEqual([key, OPTIONS[key].default]);
+    }
+    expect(refused).toEqual([]);
+    expect(OPTION_KEYS.length).toBe(109);
+  });
+
   it('answers 405 for other methods', async () => {
     const res = await callRoute(
       optionAction,
