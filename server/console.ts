@@ -13,7 +13,7 @@ import { bootstrapRoot } from '@switchyard/db/bootstrap.ts';
 import { migrateUp } from '@switchyard/db/migrate.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
-import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { createPgPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/secrets.ts';
 import { Hono } from 'hono';
 import { createClient } from 'redis';
@@ -87,12 +87,14 @@ export async function startConsole(
     throw err;
   }
 
+  // Option changes reach every console and relay as they are made: over Redis when there is one, else over
+  // PostgreSQL's LISTEN/NOTIFY on the same database (ADR 020).
   let pubsub: PubSub;
   if (config.REDIS_URL) {
     pubsub = await createRedisPubSub(config.REDIS_URL);
   } else {
-    pubsub = createMemoryPubSub();
-    log('REDIS_URL is not set: option changes reach this process only (single-instance mode)');
+    pubsub = await createPgPubSub(config.DATABASE_URL);
+    log('REDIS_URL is not set: option changes are announced over PostgreSQL LISTEN/NOTIFY');
   }
   const options = new OptionService({ orm, pubsub, secrets });
   await options.load();

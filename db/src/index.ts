@@ -17,5 +17,11 @@ export {
   type OptionServiceDeps,
 } from './options/service.ts';
 export { initOrm } from './orm.ts';
-export { createMemoryPubSub, createRedisPubSub, type PubSub, type PubSubHandler } from './pubsub.ts';
+export {
+  createMemoryPubSub,
+  createPgPubSub,
+  createRedisPubSub,
+  type PubSub,
+  type PubSubHandler,
+} from './pubsub.ts';
 export { hashPassword, needsRehash, verifyPassword } from './security/password.ts';

@@ -117,6 +117,8 @@ export const ROUTES: Record<string, RouteSpec> = {
   },
   'api.oauth.wechat.bind.ts': { methods: ['GET'], query: { code: 'c' } },
   'api.oauth.wechat.ts': { methods: ['GET'], query: { code: 'c' } },
+  'api.option._index.ts': { methods: ['GET', 'PUT'], body: { key: 'SystemName', value: 'Fuzz' } },
+  'api.option.rest_model_ratio.ts': { methods: ['POST'] },
   'api.pricing.ts': { methods: ['GET'] },
   'api.product.getv3price.ts': { methods: ['GET'] },
   'api.redemption.$id.ts': { methods: ['GET', 'DELETE'] },

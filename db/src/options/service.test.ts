@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntry } from '../entities/audit-entry.ts';
 import { Option } from '../entities/option.ts';
-import { createMemoryPubSub, createRedisPubSub, type PubSub } from '../pubsub.ts';
+import { createMemoryPubSub, createPgPubSub, createRedisPubSub, type PubSub } from '../pubsub.ts';
 import { createTestDatabase, type TestDatabase, testRedisUrl } from '../testing.ts';
 import { OptionValidationError } from './registry.ts';
 import { OptionService } from './service.ts';
@@ -104,6 +104,58 @@ describe('OptionService', () => {
       await b.set('ModelRequestRateLimitEnabled', true, 1);
       await eventually(() => expect(a.get('ModelRequestRateLimitEnabled')).toBe(true));
     } finally {
+      await a.close();
+      await b.close();
+      await pubA.close();
+      await pubB.close();
+    }
+  });
+
+  it('propagates a change to another instance over PostgreSQL LISTEN/NOTIFY within a second (no Redis)', async () => {
+    const pubA = await createPgPubSub(db.url);
+    const pubB = await createPgPubSub(db.url);
+    const a = new OptionService({ orm: db.orm, pubsub: pubA });
+    const b = new OptionService({ em: () => db.orm.em.fork(), pubsub: pubB });
+    try {
+      await Promise.all([a.load(), b.load()]);
+      const before = b.get('QuotaPerUnit');
+      const sent = Date.now();
+      await a.set('QuotaPerUnit', String(before + 1), 1);
+      await eventually(() => expect(b.get('QuotaPerUnit')).toBe(before + 1));
+      expect(Date.now() - sent).toBeLessThan(1_000);
+      await b.set('QuotaPerUnit', String(before), 1);
+      await eventually(() => expect(a.get('QuotaPerUnit')).toBe(before));
+    } finally {
+      await a.close();
+      await b.close();
+      await pubA.close();
+      await pubB.close();
+    }
+  });
+
+  it('re-reads every option when its PostgreSQL listener reconnects, so a change announced meanwhile is not lost', async () => {
+    const pubA = await createPgPubSub(db.url);
+    const pubB = await createPgPubSub(db.url, { retryMs: 400 });
+    const a = new OptionService({ orm: db.orm, pubsub: pubA });
+    const b = new OptionService({ em: () => db.orm.em.fork(), pubsub: pubB });
+    const errors = console.error;
+    console.error = () => {};
+    try {
+      await Promise.all([a.load(), b.load()]);
+      const conn = db.orm.em.getConnection();
+      const listeners = `select pid from pg_stat_activity
+        where datname = current_database() and query like 'LISTEN %switchyard:options%'`;
+      const pids = (await conn.execute(listeners, [], 'all')) as { pid: number }[];
+      expect(pids.length).toBe(2);
+      // Kill both listeners; B's comes back only after 400 ms, A's (1 s) later still.
+      await conn.execute(`select pg_terminate_backend(pid) from (${listeners}) l`, [], 'all');
+      await new Promise((r) => setTimeout(r, 100));
+      await a.set('Footer', 'changed while B was not listening', 1);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(b.get('Footer')).not.toBe('changed while B was not listening');
+      await eventually(() => expect(b.get('Footer')).toBe('changed while B was not listening'), 3_000);
+    } finally {
+      console.error = errors;
       await a.close();
       await b.close();
       await pubA.close();

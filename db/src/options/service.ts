@@ -50,6 +50,7 @@ export class OptionService {
   readonly #cache = new Map<OptionKey, CacheEntry>();
   readonly #listeners = new Set<OptionChangeListener>();
   #unsubscribe: (() => Promise<void>) | null = null;
+  #stopResubscribe: (() => void) | null = null;
   #loaded = false;
 
   constructor(deps: OptionServiceDeps) {
@@ -72,6 +73,11 @@ export class OptionService {
       this.#unsubscribe = await this.#pubsub.subscribe(this.#channel, (message) => {
         void this.#onMessage(message);
       });
+      // Changes announced while the pub/sub was reconnecting were missed: read every option again.
+      this.#stopResubscribe =
+        this.#pubsub.onResubscribe?.(() => {
+          this.load().catch((err) => console.error('[options] reload after reconnecting failed', err));
+        }) ?? null;
     }
     const rows = await this.#emFactory().find(Option, {});
     const seen = new Set<OptionKey>();
@@ -170,6 +176,8 @@ export class OptionService {
   async close(): Promise<void> {
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = null;
+    this.#stopResubscribe?.();
+    this.#stopResubscribe = null;
     if (unsubscribe) await unsubscribe();
   }
 

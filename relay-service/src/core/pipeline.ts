@@ -6,7 +6,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
-import { createMemoryPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { createPgPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { assertSecretsReadable, createSecretBox, SecretsError } from '@switchyard/db/security/secrets.ts';
 import type { RelayConfig } from '../config.ts';
 import { type BillingReporter, createBillingReporter } from '../grpc/billing-client.ts';
@@ -56,7 +56,9 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
   const orm: MikroORM = await initOrm(cfg.DATABASE_URL, { poolMax: cfg.DATABASE_POOL_MAX });
   let pubsub: PubSub | null = null;
   try {
-    pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : createMemoryPubSub();
+    // Option changes reach this relay as they are made: over Redis when there is one, else over PostgreSQL's
+    // LISTEN/NOTIFY on the same database (ADR 020).
+    pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : await createPgPubSub(cfg.DATABASE_URL);
     const options = new OptionService({ orm, pubsub, secrets });
     const repo = createRepo(sqlFor(orm), secrets);
     const catalog = new Catalog(async () => ({
@@ -148,7 +150,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
     });
 
     // Periodic refresh: channel health written by other relays, console edits without an invalidation, and
-    // option changes when there is no Redis pub/sub between the processes.
+    // option changes whose announcement was lost (pub/sub delivers at most once, e.g. during a reconnect).
     const sync = setInterval(() => {
       void Promise.all([catalog.reload(), options.load()]).catch((e) =>
         log.warn(`routing table refresh failed: ${(e as Error).message}`),
