@@ -123,7 +123,7 @@ describe('channel relay operations', () => {
     expect(res.body.data).toBeGreaterThanOrEqual(0);
     expect(res.body.data).toBeLessThan(20);
     // new-api's client reads the seconds from `time`.
-    expect(res.body.time).toBe(res.body.data);
+    expect((res.body as { time?: unknown }).time).toBe(res.body.data);
     expect(fake.requests.map((r) => [r.path, r.key, r.body?.model])).toEqual([
       ['/v1/chat/completions', CHANNEL_KEY, 'ops-m'],
     ]);
@@ -154,7 +154,7 @@ describe('channel relay operations', () => {
     expect(res.body.message).toContain('is not allowed here');
     expect(res.body.message).toContain('***');
     expect(typeof res.body.data).toBe('number');
-    expect(res.body.time).toBe(res.body.data);
+    expect((res.body as { time?: unknown }).time).toBe(res.body.data);
     const rows = await stack.sql(`select * from audit_entries where target_id = ?`, [String(bad.id)]);
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(BAD_KEY);
