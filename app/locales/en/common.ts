@@ -107,6 +107,8 @@ const common: CommonResources = {
       "request from another site refused: changes can only be submitted from this console's own pages",
     nulText: 'Text must not contain the NUL character (U+0000)',
     invalidInput: 'Please check the input',
+    apiNotFound: 'No such API: check the path',
+    methodNotAllowed: 'Method not allowed',
   },
   toast: {
     region: 'Notifications',
