@@ -2,7 +2,9 @@
  * The console's JSON contract and session edges (issue 14, ADR 021), against the real console HTTP server
  * (server/console.ts, Remix through Vite's dev server: no build needed):
  * - every `/api/*` path and method the console does not serve answers the envelope `{success:false, message}`,
- *   never Remix's HTML page or its own JSON error, and logs no server error; OPTIONS is a quiet 204.
+ *   never Remix's HTML page or its own JSON error, and logs no server error; OPTIONS is a quiet 204;
+ * - a page reached with a session cookie that is no longer valid redirects to `/login?expired=true` (seed 000
+ *   §4), a visitor who never signed in to the plain `/login`.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningConsole } from '../../server/console.ts';
@@ -97,5 +99,35 @@ describe('every /api answer is the envelope', () => {
     expect(await status.json()).toMatchObject({ success: true });
     const self = await send('GET', '/api/user/self');
     expect(await self.json()).toMatchObject({ success: true, data: { id: user.id } });
+  });
+});
+
+describe('a page reached with an ended session', () => {
+  it('redirects to /login?expired=true with the way back and clears the stale cookie', async () => {
+    const who = await signedInUser(stack, { quota: 0 });
+    expect((await send('GET', '/token', who)).status).toBe(200);
+    await stack.sql(`update sessions set expires_at = now() - interval '1 hour' where user_id = ?`, [who.id]);
+    for (const path of ['/token', '/setting?tab=personal', '/user']) {
+      const res = await send('GET', path, who);
+      expect(res.status).toBe(302);
+      const location = new URL(res.headers.get('location') ?? '', base);
+      expect([location.pathname, location.searchParams.get('expired')]).toEqual(['/login', 'true']);
+      expect(location.searchParams.get('redirectTo')).toBe(path);
+      expect(res.headers.get('set-cookie')).toMatch(/^sy_session=;.*Max-Age=0/);
+    }
+  });
+
+  it('a session revoked elsewhere (logout, password change) counts as ended too', async () => {
+    const who = await signedInUser(stack, { quota: 0 });
+    await stack.sql(`delete from sessions where user_id = ?`, [who.id]);
+    const res = await send('GET', '/log', who);
+    expect(res.headers.get('location')).toBe('/login?expired=true&redirectTo=%2Flog');
+  });
+
+  it('a visitor who never signed in goes to the plain /login', async () => {
+    const res = await send('GET', '/token', null);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/login?redirectTo=%2Ftoken');
+    expect(res.headers.get('set-cookie')).toBeNull();
   });
 });
