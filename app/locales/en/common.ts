@@ -50,6 +50,7 @@ const common: CommonResources = {
   },
   user: {
     menu: 'User menu',
+    profile: 'Edit profile',
     logout: 'Log out',
     login: 'Log in',
     register: 'Register',

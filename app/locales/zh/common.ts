@@ -49,6 +49,7 @@ const common = {
   },
   user: {
     menu: '用户菜单',
+    profile: '编辑个人信息',
     logout: '退出',
     login: '登录',
     register: '注册',
