@@ -1,6 +1,11 @@
 import { PassThrough } from 'node:stream';
-import { createReadableStreamFromReadable, type EntryContext } from '@remix-run/node';
-import { RemixServer } from '@remix-run/react';
+import {
+  type ActionFunctionArgs,
+  createReadableStreamFromReadable,
+  type EntryContext,
+  type LoaderFunctionArgs,
+} from '@remix-run/node';
+import { isRouteErrorResponse, RemixServer } from '@remix-run/react';
 import { createInstance } from 'i18next';
 import { isbot } from 'isbot';
 import { renderToPipeableStream } from 'react-dom/server';
@@ -10,6 +15,23 @@ import { getLocale, i18next } from '#app/i18n/i18n.server.ts';
 import { resources } from '#app/i18n/resources.ts';
 
 export const streamTimeout = 5_000;
+
+/**
+ * Remix's default (log what a handler threw, unless the client went away), except its router's own refusal of a
+ * method no handler serves (400 "no loader", 405 "no action"): the client's mistake, answered as such
+ * (server/api-contract.ts puts it in the /api envelope), not a server error.
+ */
+export function handleError(error: unknown, { request }: LoaderFunctionArgs | ActionFunctionArgs) {
+  if (request.signal.aborted) return;
+  if (isRouteErrorResponse(error)) {
+    const internal = (error as { internal?: boolean }).internal === true;
+    if (internal && (error.status === 400 || error.status === 405)) return;
+    const cause = (error as { error?: unknown }).error;
+    console.error(cause ?? error);
+    return;
+  }
+  console.error(error);
+}
 
 export default async function handleRequest(
   request: Request,

@@ -28,6 +28,7 @@ import {
 import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
+import { apiContract } from './api-contract.ts';
 import { consoleBodyLimit } from './body-limit.ts';
 import type { ConsoleConfig } from './config.ts';
 import { crossOriginGuard } from './csrf.ts';
@@ -173,6 +174,8 @@ export async function startConsole(
   const behindProxy = config.TRUST_PROXY !== false && config.TRUST_PROXY !== 0;
   app.use('*', crossOriginGuard({ trustedOrigins: config.TRUSTED_ORIGINS, trustProxy: behindProxy }));
   app.use('*', consoleBodyLimit(config.MAX_BODY_BYTES));
+  // Under /api: OPTIONS answered here, Remix's own refusals (a method without a handler) in the envelope.
+  app.use('*', apiContract());
   if (!opts.dev) {
     const clientRoot = path.relative(process.cwd(), path.join(root, 'build/client'));
     app.use(

@@ -37,7 +37,7 @@ export type OriginPolicy = {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function isApiPath(pathname: string): boolean {
+export function isApiPath(pathname: string): boolean {
   return pathname === '/api' || pathname.startsWith('/api/');
 }
 

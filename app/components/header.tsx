@@ -1,4 +1,4 @@
-import { Form, useLocation, useSubmit } from '@remix-run/react';
+import { Form, useLocation, useNavigate, useSubmit } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
 import { LanguageMenu, ThemeSwitch } from '#app/components/preference-forms.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -21,6 +21,7 @@ export type HeaderProps = {
 function UserMenu({ user }: { user: SessionUser }) {
   const { t } = useTranslation();
   const submit = useSubmit();
+  const navigate = useNavigate();
   const initial = (user.displayName || user.username).slice(0, 1).toUpperCase();
   return (
     <DropdownMenu
@@ -34,12 +35,19 @@ function UserMenu({ user }: { user: SessionUser }) {
           <span className="user-name">{user.displayName || user.username}</span>
         </>
       }
-      items={[{ id: 'logout', label: t('user.logout') }]}
+      items={[
+        { id: 'profile', label: t('user.profile') },
+        { id: 'logout', label: t('user.logout') },
+      ]}
       onAction={(id) => {
+        if (id === 'profile') navigate('/user/edit');
         if (id === 'logout') submit(null, { method: 'post', action: '/logout' });
       }}
       fallback={
         <Form method="post" action="/logout" className="menu">
+          <a href="/user/edit" className="menu-item">
+            {t('user.profile')}
+          </a>
           <button type="submit" className="menu-item">
             {t('user.logout')}
           </button>

@@ -7,10 +7,14 @@ export function loader() {
   return methodNotAllowed('POST');
 }
 
-/** POST /api/channel/fix: rebuilds every channel's abilities; data { success, fails } (channel counts). */
+/**
+ * POST /api/channel/fix: rebuilds every channel's abilities; `data` is the count of channels fixed (seed 001 §7,
+ * new-api), the message says how many failed.
+ */
 export function action({ request, context }: ActionFunctionArgs) {
   return channelsApi(request, context, async (ctx) => {
     if (request.method !== 'POST') return methodNotAllowed('POST');
-    return ok(await fixAbilities(ctx));
+    const result = await fixAbilities(ctx);
+    return ok(result.success, ctx.t('channels:toast.fixed', result));
   });
 }

@@ -6,9 +6,13 @@ function parseId(value: string | undefined): number {
   return /^\d{1,9}$/.test(value ?? '') ? Number(value) : 0;
 }
 
-/** GET /api/channel/update_balance/{id}/: data is the upstream balance in USD. */
+/**
+ * GET /api/channel/update_balance/{id}/: the upstream balance in USD in `balance`, where new-api's client reads
+ * it, and in `data`.
+ */
 export function loader({ request, context, params }: LoaderFunctionArgs) {
-  return channelOpsApi(request, context, async (ctx) =>
-    ok(await updateChannelBalance(ctx, parseId(params.id))),
-  );
+  return channelOpsApi(request, context, async (ctx) => {
+    const balance = await updateChannelBalance(ctx, parseId(params.id));
+    return ok(balance, '', { fields: { balance } });
+  });
 }

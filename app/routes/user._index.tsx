@@ -132,7 +132,7 @@ function DeleteAction({ user, back }: { user: UserWire; back: string }) {
 
 type DrawerReply = { ok: boolean; error: string | null };
 
-/** With JavaScript: the add-user drawer (a side panel) posting to /user/edit through a fetcher. */
+/** With JavaScript: the add-user drawer (a side panel) posting to /user/new through a fetcher. */
 function AddUserDrawer() {
   const { t } = useTranslation('users');
   const [open, setOpen] = useState(false);
@@ -140,7 +140,7 @@ function AddUserDrawer() {
     <ModalAction
       label={t('actions.add')}
       title={t('form.addTitle')}
-      href="/user/edit"
+      href="/user/new"
       hrefClassName="btn btn-primary"
       variant="primary"
       isOpen={open}
@@ -158,7 +158,7 @@ function AddUserBody({ close }: { close: () => void }) {
   return (
     <>
       <Heading slot="title">{t('form.addTitle')}</Heading>
-      <fetcher.Form method="post" action="/user/edit">
+      <fetcher.Form method="post" action="/user/new">
         <input type="hidden" name="intent" value="create" />
         <input type="hidden" name="_fetcher" value="1" />
         <CreateUserFields />

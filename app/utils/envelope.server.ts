@@ -16,8 +16,14 @@ function withHeaders(init?: ResponseInit): Headers {
   return headers;
 }
 
-export function ok<T>(data: T, message = '', init?: ResponseInit): Response {
-  const body: Envelope<T> = { success: true, message, data };
+/**
+ * Top-level members beside the envelope's three, where new-api's client reads a value there (`time` of a
+ * channel test, `balance` of a balance update): the envelope keys always win.
+ */
+export type ExtraFields = Record<string, unknown>;
+
+export function ok<T>(data: T, message = '', init?: ResponseInit & { fields?: ExtraFields }): Response {
+  const body: Envelope<T> = { ...init?.fields, success: true, message, data };
   return new Response(JSON.stringify(body), {
     ...init,
     status: init?.status ?? 200,
@@ -25,8 +31,12 @@ export function ok<T>(data: T, message = '', init?: ResponseInit): Response {
   });
 }
 
-export function fail(message: string, status = 400, init?: ResponseInit & { data?: unknown }): Response {
-  const body: Envelope<unknown> = { success: false, message, data: init?.data ?? null };
+export function fail(
+  message: string,
+  status = 400,
+  init?: ResponseInit & { data?: unknown; fields?: ExtraFields },
+): Response {
+  const body: Envelope<unknown> = { ...init?.fields, success: false, message, data: init?.data ?? null };
   return new Response(JSON.stringify(body), { ...init, status, headers: withHeaders(init) });
 }
 

@@ -97,7 +97,7 @@ describe.each(MODES)('admin users page with JavaScript %s', (mode: Mode) => {
       await submit(page, mode, () => drawer.getByRole('button', { name: '提交' }).click());
     } else {
       await page.getByRole('link', { name: '添加用户' }).click();
-      await page.waitForURL(/\/user\/edit$/);
+      await page.waitForURL(/\/user\/new$/);
       await page.getByLabel('用户名').fill(name);
       await page.getByLabel('密码').fill('longenough1');
       await submit(page, mode, () => page.getByRole('button', { name: '提交' }).click());

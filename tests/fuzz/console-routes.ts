@@ -50,6 +50,8 @@ const logFilters = {
 };
 
 export const ROUTES: Record<string, RouteSpec> = {
+  // Every /api path without a route: a 404 envelope whatever the method.
+  'api.$.ts': { methods: ['GET', 'POST', 'PUT', 'DELETE'] },
   'api.channel.$id.ts': { methods: ['GET', 'DELETE'] },
   'api.channel._index.ts': {
     methods: ['GET', 'POST', 'PUT'],

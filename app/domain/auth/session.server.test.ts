@@ -100,5 +100,6 @@ describe('getSessionUser', () => {
     expect((thrown as Response).status).toBe(302);
     expect((thrown as Response).headers.get('Location')).toBe('/login?redirectTo=%2Ftoken%3Fp%3D2');
     expect(loginPath(req(undefined, 'http://localhost/'))).toBe('/login');
+    expect(loginPath(req(undefined, 'http://localhost/'), { expired: true })).toBe('/login?expired=true');
   });
 });

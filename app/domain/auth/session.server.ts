@@ -184,17 +184,29 @@ export async function revokeUserSessions(
   return em.nativeDelete(Session, where);
 }
 
-/** Guard for protected pages: redirects to /login (with the way back) when nobody is signed in. */
+/**
+ * Guard for protected pages: redirects to /login (with the way back) when nobody is signed in. A request that
+ * came with a session cookie no longer valid (expired, logged out elsewhere, revoked by a password change or a
+ * ban) goes to `/login?expired=true` (seed 000 §4: the login page then says the login expired) and the stale
+ * cookie is cleared, so the notice shows once; a visitor who never signed in gets the plain /login.
+ */
 export async function requireUser(request: Request, services: ConsoleServices): Promise<SessionUser> {
   const user = await getSessionUser(request, services);
-  if (!user) throw redirect(loginPath(request));
-  return user;
+  if (user) return user;
+  if (readSessionToken(request) === null) throw redirect(loginPath(request));
+  throw redirect(loginPath(request, { expired: true }), {
+    headers: { 'Set-Cookie': clearSessionCookie(request) },
+  });
 }
 
-export function loginPath(request: Request): string {
+export function loginPath(request: Request, opts: { expired?: boolean } = {}): string {
   const url = new URL(request.url);
   const back = url.pathname + url.search;
-  return back === '/' ? '/login' : `/login?${new URLSearchParams({ redirectTo: back })}`;
+  const query = new URLSearchParams();
+  if (opts.expired) query.set('expired', 'true');
+  if (back !== '/') query.set('redirectTo', back);
+  const search = query.toString();
+  return search ? `/login?${search}` : '/login';
 }
 
 /** Ends the session of this request (the row is deleted, so the token is revoked) and returns the clearing cookie. */

@@ -548,7 +548,8 @@ describe('channel JSON routes', () => {
     expect(list.data.items[0]!.channel.name).toBe('n');
     expect(JSON.stringify(list)).not.toContain('sk-x');
     const fixed = await run(fixAction, apiRequest(admin, adminToken, '/api/channel/fix', 'POST'));
-    expect(await fixed.json()).toEqual({ success: true, message: '', data: { success: 1, fails: 0 } });
+    // new-api's contract (seed 001 §7): data is the count of channels fixed.
+    expect(await fixed.json()).toEqual({ success: true, message: '1 channels fixed, 0 failed', data: 1 });
     const del = await run(byIdAction, apiRequest(admin, adminToken, `/api/channel/${ids[0]}/`, 'DELETE'), {
       id: String(ids[0]),
     });

@@ -122,6 +122,8 @@ describe('channel relay operations', () => {
     expect(typeof res.body.data).toBe('number');
     expect(res.body.data).toBeGreaterThanOrEqual(0);
     expect(res.body.data).toBeLessThan(20);
+    // new-api's client reads the seconds from `time`.
+    expect((res.body as { time?: unknown }).time).toBe(res.body.data);
     expect(fake.requests.map((r) => [r.path, r.key, r.body?.model])).toEqual([
       ['/v1/chat/completions', CHANNEL_KEY, 'ops-m'],
     ]);
@@ -152,6 +154,7 @@ describe('channel relay operations', () => {
     expect(res.body.message).toContain('is not allowed here');
     expect(res.body.message).toContain('***');
     expect(typeof res.body.data).toBe('number');
+    expect((res.body as { time?: unknown }).time).toBe(res.body.data);
     const rows = await stack.sql(`select * from audit_entries where target_id = ?`, [String(bad.id)]);
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(BAD_KEY);
@@ -179,7 +182,8 @@ describe('channel relay operations', () => {
     const res = await get(balanceOneLoader, admin, `/api/channel/update_balance/${channelId}/`, {
       id: String(channelId),
     });
-    expect(res).toMatchObject({ status: 200, body: { success: true, data: 94.5 } });
+    // new-api's client reads the balance from `balance`.
+    expect(res).toMatchObject({ status: 200, body: { success: true, data: 94.5, balance: 94.5 } });
     expect(Number((await channelRow(channelId)).balance)).toBe(94.5);
     expect(JSON.parse((await audits('channel.update_balance'))[0]!.after)).toMatchObject({
       success: true,

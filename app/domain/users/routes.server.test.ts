@@ -2,6 +2,7 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Log } from '@switchyard/db/entities/log.ts';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
+import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accessTokenHash, createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -10,10 +11,12 @@ import { action as userAction, loader as userListLoader } from '#app/routes/api.
 import { loader as userByIdLoader } from '#app/routes/api.user.$id.ts';
 import { action as manageAction } from '#app/routes/api.user.manage.ts';
 import { loader as searchLoader } from '#app/routes/api.user.search.ts';
+import { action as selfApiAction } from '#app/routes/api.user.self.ts';
 import { action as pageAction, loader as pageLoader } from '#app/routes/user._index.tsx';
 import { loader as deletePageLoader } from '#app/routes/user.$id.delete.tsx';
-import { action as addAction } from '#app/routes/user.edit.tsx';
+import { action as selfAction, loader as selfLoader } from '#app/routes/user.edit.tsx';
 import { action as editAction, loader as editLoader } from '#app/routes/user.edit_.$id.tsx';
+import { action as addAction } from '#app/routes/user.new.tsx';
 
 let db: TestDatabase;
 let seq = 0;
@@ -372,7 +375,7 @@ describe('/user page', () => {
 
     res = (await call(
       addAction as never,
-      pageRequest(admin, '/user/edit', {
+      pageRequest(admin, '/user/new', {
         intent: 'create',
         username: 'paged',
         display_name: '',
@@ -385,7 +388,7 @@ describe('/user page', () => {
     // with JavaScript the drawer posts through a fetcher (_fetcher=1): data + the flash toast, no redirect
     const viaFetcher = (await call(
       addAction as never,
-      pageRequest(admin, '/user/edit', {
+      pageRequest(admin, '/user/new', {
         intent: 'create',
         _fetcher: '1',
         username: 'drawer',
@@ -398,7 +401,7 @@ describe('/user page', () => {
 
     const bad = (await call(
       addAction as never,
-      pageRequest(admin, '/user/edit', {
+      pageRequest(admin, '/user/new', {
         intent: 'create',
         username: 'paged',
         display_name: '',
@@ -416,5 +419,105 @@ describe('/user page', () => {
     expect(res.status).toBe(302);
     expect(Number((await db.orm.em.fork().findOneOrFail(User, { id: created.id })).quota)).toBe(-50);
     expect(await db.orm.em.fork().count(AuditEntry, { action: 'user.quota' })).toBe(1);
+  });
+});
+
+describe('self-service profile page /user/edit (seed 000 §6)', () => {
+  type PageReply = { data: { error: string; values: Record<string, string> }; init: { status: number } };
+
+  it('an ordinary user reads and edits their own username and display name', async () => {
+    const me = await makeUser({ username: 'selfer', displayName: 'Old', githubId: 'gh-1' });
+    const page = (await call(selfLoader as never, pageRequest(me, '/user/edit'))) as unknown as {
+      user: Record<string, string>;
+    };
+    expect(page.user).toEqual({
+      username: 'selfer',
+      display_name: 'Old',
+      github_id: 'gh-1',
+      wechat_id: '',
+      telegram_id: '',
+      email: '',
+    });
+    const res = (await call(
+      selfAction as never,
+      pageRequest(me, '/user/edit', { username: 'selfer2', display_name: 'New', password: '' }),
+    )) as Response;
+    expect(res.status).toBe(302);
+    expect(res.headers.get('Location')).toBe('/user/edit');
+    expect(res.headers.get('Set-Cookie')).toContain('sy_toast=');
+    const row = await db.orm.em.fork().findOneOrFail(User, { id: me.user.id });
+    expect([row.username, row.displayName, row.role]).toEqual(['selfer2', 'New', Role.User]);
+    expect(await db.orm.em.fork().count(AuditEntry, { action: 'user.update_self' })).toBe(1);
+  });
+
+  it('changes the password only with the current one, keeping this session and ending the others', async () => {
+    const me = await makeUser({ passwordHash: await hashPassword('old-password') });
+    const other = await makeUser();
+    const otherSession = createSessionToken();
+    const em = db.orm.em.fork();
+    em.create(Session, {
+      id: await sha256Hex(otherSession),
+      user: me.user.id,
+      expiresAt: new Date(Date.now() + 3_600_000),
+    } as never);
+    await em.flush();
+
+    const refusals: [Record<string, string>, string][] = [
+      [{ password: 'new-password' }, 'current password'],
+      [{ password: 'new-password', original_password: 'wrong-password' }, 'current password'],
+      [{ password: 'new-password', password2: 'other-password', original_password: 'old-password' }, 'match'],
+      [{ password: 'short', original_password: 'old-password' }, '8'],
+      [{ username: other.user.username }, 'already'],
+      [{ username: 'bad name!' }, ''],
+    ];
+    for (const [form, text] of refusals) {
+      const bad = (await call(
+        selfAction as never,
+        pageRequest(me, '/user/edit', { username: me.user.username, display_name: '', ...form }),
+      )) as unknown as PageReply;
+      expect([form, bad.init.status]).toEqual([form, 400]);
+      expect(bad.data.error.toLowerCase()).toContain(text);
+    }
+    let row = await db.orm.em.fork().findOneOrFail(User, { id: me.user.id });
+    expect(await verifyPassword('old-password', row.passwordHash!)).toBe(true);
+    expect(row.username).toBe(me.user.username);
+
+    const ok = (await call(
+      selfAction as never,
+      pageRequest(me, '/user/edit', {
+        username: me.user.username,
+        display_name: '',
+        password: 'new-password',
+        password2: 'new-password',
+        original_password: 'old-password',
+      }),
+    )) as Response;
+    expect(ok.status).toBe(302);
+    row = await db.orm.em.fork().findOneOrFail(User, { id: me.user.id });
+    expect(await verifyPassword('new-password', row.passwordHash!)).toBe(true);
+    const sessions = await db.orm.em.fork().find(Session, { user: me.user.id });
+    expect(sessions.map((s) => s.id)).toEqual([await sha256Hex(me.token)]);
+  });
+
+  it('the page and PUT /api/user/self apply the same rules', async () => {
+    const me = await makeUser({ passwordHash: await hashPassword('old-password') });
+    const api = await json(
+      await call(
+        selfApiAction,
+        apiRequest(me, '/api/user/self', { method: 'PUT', body: { password: 'new-password' } }),
+      ),
+    );
+    const page = (await call(
+      selfAction as never,
+      pageRequest(me, '/user/edit', { username: me.user.username, password: 'new-password' }),
+    )) as unknown as PageReply;
+    expect(api.body.success).toBe(false);
+    expect(page.data.error).toBe(api.body.message);
+  });
+
+  it('a visitor who is not signed in is sent to /login', async () => {
+    const res = await thrown(call(selfLoader as never, pageRequest(null, '/user/edit')));
+    expect((res as Response).status).toBe(302);
+    expect((res as Response).headers.get('Location')).toBe('/login?redirectTo=%2Fuser%2Fedit');
   });
 });

@@ -50,6 +50,7 @@ const common: CommonResources = {
   },
   user: {
     menu: 'User menu',
+    profile: 'Edit profile',
     logout: 'Log out',
     login: 'Log in',
     register: 'Register',
@@ -107,6 +108,8 @@ const common: CommonResources = {
       "request from another site refused: changes can only be submitted from this console's own pages",
     nulText: 'Text must not contain the NUL character (U+0000)',
     invalidInput: 'Please check the input',
+    apiNotFound: 'No such API: check the path',
+    methodNotAllowed: 'Method not allowed',
   },
   toast: {
     region: 'Notifications',

@@ -45,6 +45,10 @@ const users: UsersResources = {
     apply: 'Apply',
   },
   form: {
+    selfTitle: 'Edit my profile',
+    password2: 'Confirm the new password',
+    originalPassword: 'Current password',
+    originalPasswordHint: 'Needed only to change the password',
     addTitle: 'Add user',
     editTitle: 'Edit user',
     username: 'Username',

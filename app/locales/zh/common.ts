@@ -49,6 +49,7 @@ const common = {
   },
   user: {
     menu: '用户菜单',
+    profile: '编辑个人信息',
     logout: '退出',
     login: '登录',
     register: '注册',
@@ -104,6 +105,8 @@ const common = {
     crossOrigin: '已拒绝来自其他站点的请求：修改操作只能在本控制台的页面上提交',
     nulText: '文本不能包含 NUL 字符（U+0000）',
     invalidInput: '请检查输入',
+    apiNotFound: '接口不存在，请检查路径',
+    methodNotAllowed: '不支持该请求方法',
   },
   toast: {
     region: '通知',

@@ -44,6 +44,10 @@ const users = {
     apply: '应用',
   },
   form: {
+    selfTitle: '编辑个人信息',
+    password2: '确认新密码',
+    originalPassword: '当前密码',
+    originalPasswordHint: '仅修改密码时需要填写',
     addTitle: '添加用户',
     editTitle: '编辑用户信息',
     username: '用户名',
