@@ -7,11 +7,15 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
 import { OPTIONS, type OptionKey } from '@switchyard/db/options/registry.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSession } from '#app/domain/auth/session.server.ts';
 import { type AuthEnv, createAuthEnv, req } from '#app/domain/auth/testing.server.ts';
 import { updateOption } from '#app/domain/settings/options.server.ts';
+import { loader as homeLoader } from '#app/routes/_index.tsx';
+import { loader as aboutLoader } from '#app/routes/about.tsx';
 import { loader as statusLoader } from '#app/routes/api.status.ts';
 import { action as registerAction } from '#app/routes/api.user.register.ts';
 import { loader as verificationLoader } from '#app/routes/api.verification.ts';
+import { loader as tokenPageLoader } from '#app/routes/token._index.tsx';
 
 const EN = { 'Accept-Language': 'en' };
 const BASE = 'http://localhost';
@@ -212,6 +216,45 @@ describe('GET /api/status', () => {
       for (const [field, value] of Object.entries(expected)) expect(before[field]).not.toEqual(value);
     } finally {
       for (const [key] of changes) await setOption(key, OPTIONS[key].default);
+    }
+  });
+});
+
+describe('page content', () => {
+  const load = (fn: unknown, request: Request) =>
+    (fn as (a: unknown) => Promise<unknown>)({ request, context: { services: env.services }, params: {} });
+
+  it('Notice and HomePageContent reach the home page, About the about page', async () => {
+    await setOption('Notice', 'Maintenance tonight');
+    await setOption('HomePageContent', '# Welcome to Acme');
+    await setOption('About', 'Run by Acme');
+    try {
+      expect(await load(homeLoader, req(`${BASE}/`))).toMatchObject({
+        notice: 'Maintenance tonight',
+        homePageContent: '# Welcome to Acme',
+      });
+      expect(await load(aboutLoader, req(`${BASE}/about`))).toMatchObject({ about: 'Run by Acme' });
+    } finally {
+      for (const key of ['Notice', 'HomePageContent', 'About'] as const) await setOption(key, '');
+    }
+  });
+
+  it('apiAddressList is the address list of the token page', async () => {
+    const user = await env.createUser({ username: 'eff_tokens', password: 'password-1' });
+    const cookie = (await createSession(env.services, user, req(`${BASE}/token`))).split(';')[0] ?? '';
+    const page = async () =>
+      (
+        (await load(tokenPageLoader, req(`${BASE}/token`, { headers: { ...EN, Cookie: cookie } }))) as {
+          data: { addresses: unknown[] };
+        }
+      ).data.addresses;
+    expect(await page()).toEqual([]);
+    const list = [{ title: 'Asia', url: 'https://asia.gw.example', line: 'fast' }];
+    await setOption('apiAddressList', JSON.stringify(list));
+    try {
+      expect(await page()).toEqual(list);
+    } finally {
+      await setOption('apiAddressList', '[]');
     }
   });
 });
