@@ -108,6 +108,39 @@ describe('registration options through POST /api/user/register', () => {
   });
 });
 
+describe('invitation rewards through POST /api/user/register', () => {
+  it('QuotaForInvitee goes to the invited user, QuotaForInviter to the inviter (pending aff_quota)', async () => {
+    await env.createUser({ username: 'eff_inviter', password: 'password-1', affCode: 'EFFINV1' });
+    await setOption('QuotaForNewUser', '100');
+    await setOption('QuotaForInvitee', '250');
+    await setOption('QuotaForInviter', '700');
+    try {
+      const res = await call(
+        registerAction as never,
+        req(`${BASE}/api/user/register`, {
+          json: {
+            username: 'eff_invitee',
+            password: 'password-1',
+            password2: 'password-1',
+            aff_code: 'EFFINV1',
+          },
+          headers: EN,
+        }),
+      );
+      expect(res.body.success).toBe(true);
+      expect(await quotaOf('eff_invitee')).toBe(350);
+      const [inviter] = await env.db.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ aff_quota: string }[]>('select aff_quota from users where username = ?', ['eff_inviter']);
+      expect(Number(inviter?.aff_quota)).toBe(700);
+    } finally {
+      for (const key of ['QuotaForNewUser', 'QuotaForInvitee', 'QuotaForInviter'] as const)
+        await setOption(key, '0');
+    }
+  });
+});
+
 describe('mail options through GET /api/verification', () => {
   it('EmailDomainRestrictionEnabled with an edited EmailDomainWhitelist admits only the listed domains', async () => {
     await setOption('EmailDomainWhitelist', 'corp.example, Partner.example');
