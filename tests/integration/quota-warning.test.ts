@@ -225,6 +225,50 @@ describe('quota warnings from Billing', () => {
     expect(mailsTo('hook-owner@example.com')).toHaveLength(0);
   });
 
+  it('with WorkerUrl set, delivers the webhook through the worker as {url, key, method, headers, body}', async () => {
+    const worker = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        workerCalls.push(JSON.parse(body));
+        res.statusCode = 200;
+        res.end('{}');
+      });
+    });
+    const workerCalls: Array<Record<string, unknown>> = [];
+    await new Promise<void>((resolve) => worker.listen(0, '127.0.0.1', resolve));
+    try {
+      await stack.options.set('WorkerUrl', `http://127.0.0.1:${(worker.address() as AddressInfo).port}/`);
+      await stack.options.set('WorkerValidKey', 'worker-secret');
+      // The worker fetches from its own network: a name only it can resolve is not resolved here.
+      const target = 'https://hooks.worker-only.invalid/notify';
+      const id = await user(100_500, 'worker-hook@example.com', {
+        notify_type: 'webhook',
+        quota_warning_threshold: 100_000,
+        webhook_url: target,
+        webhook_secret: 'shh',
+      });
+      await report([event(id, 1_000)]);
+      await queue.idle();
+      expect(hooks).toHaveLength(0);
+      expect(results[0]?.result).toEqual({ ok: true, channel: 'webhook', status: 200 });
+      expect(workerCalls).toHaveLength(1);
+      expect(workerCalls[0]).toEqual({
+        url: target,
+        key: 'worker-secret',
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: 'Bearer shh' },
+        body: expect.objectContaining({ type: 'quota_exceed', values: expect.any(Array) }),
+      });
+    } finally {
+      await stack.options.set('WorkerUrl', '');
+      await stack.options.set('WorkerValidKey', '');
+      await new Promise<void>((resolve) => worker.close(() => resolve()));
+    }
+  });
+
   it('warns once when concurrent batches cross together; QuotaRemindThreshold applies without an own threshold', async () => {
     await setOptions(stack, { QuotaRemindThreshold: '100000' });
     const to = 'concurrent@example.com';

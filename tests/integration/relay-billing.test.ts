@@ -713,6 +713,26 @@ for (const store of ['memory', 'redis'] as const) {
       }
     });
 
+    it('LogConsumeEnabled off: a call through the relay is billed but leaves no consume log row', async () => {
+      await setOptions(stack, { LogConsumeEnabled: 'false' });
+      try {
+        const a = await account();
+        const before = await state(a);
+        fake.on({ model: 'gpt-4o', respond: { usage: { prompt_tokens: 100, completion_tokens: 50 } } });
+        await a.client.chat.completions.create({
+          model: 'gpt-4o',
+          messages: [{ role: 'user', content: 'x' }],
+        });
+        const after = await state(a);
+        // (100 + 50·4)·1.25 = 375
+        expect(before.quota - after.quota).toBe(375);
+        expect(after.requests - before.requests).toBe(1);
+        expect(await logs(a)).toEqual([]);
+      } finally {
+        await setOptions(stack, { LogConsumeEnabled: 'true' });
+      }
+    });
+
     it('a failed call (upstream 500, no retries) bills nothing and releases the hold', async () => {
       const a = await account();
       const before = await state(a);

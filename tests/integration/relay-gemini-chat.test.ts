@@ -68,6 +68,30 @@ describe('openai SDK through the relay to Gemini', () => {
     expect(Number(log.quota)).toBe(Math.round((1000 + 500 * 4) * 0.15));
   });
 
+  it('gemini.version_settings picks the API version per model; gemini.safety_settings the thresholds', async () => {
+    await setOptions(stack, {
+      'gemini.version_settings': JSON.stringify({ default: 'v1beta', 'gemini-2.5-flash': 'v1' }),
+      'gemini.safety_settings': JSON.stringify({ default: 'BLOCK_ONLY_HIGH' }),
+    });
+    try {
+      fake.on({ respond: { usage: { promptTokenCount: 10, candidatesTokenCount: 5 } }, times: 1 });
+      await client.chat.completions.create({
+        model: 'gemini-2.5-flash',
+        messages: [{ role: 'user', content: 'hello' }],
+      });
+      const sent = fake.requests.at(-1);
+      expect(sent?.path).toBe('/v1/models/gemini-2.5-flash:generateContent');
+      const safety = sent?.body?.safetySettings as Array<{ category: string; threshold: string }>;
+      expect(safety.length).toBeGreaterThan(0);
+      for (const s of safety) expect(s.threshold).toBe('BLOCK_ONLY_HIGH');
+    } finally {
+      await setOptions(stack, {
+        'gemini.version_settings': '{"default":"v1beta"}',
+        'gemini.safety_settings': '{"default":"OFF"}',
+      });
+    }
+  });
+
   it('stream with usage and tool calls', async () => {
     const stream = await client.chat.completions.create({
       model: 'gemini-2.5-flash',

@@ -347,6 +347,21 @@ describe('openai SDK through the relay', () => {
     }
   });
 
+  it('CheckSensitiveEnabled or CheckSensitiveOnPromptEnabled off: a prompt with a word reaches the upstream', async () => {
+    const prompt = [{ role: 'user' as const, content: 'say TEST_SENSITIVE now' }];
+    for (const off of ['CheckSensitiveEnabled', 'CheckSensitiveOnPromptEnabled']) {
+      await setOptions(stack, { [off]: 'false' });
+      try {
+        const before = fake.requests.length;
+        const res = await client.chat.completions.create({ model: 'gpt-4o', messages: prompt });
+        expect(res.choices[0]?.message.content).toBe('Hello from gpt-4o');
+        expect(fake.requests.length).toBe(before + 1);
+      } finally {
+        await setOptions(stack, { [off]: 'true' });
+      }
+    }
+  });
+
   it('responses API, plain and streamed, billed from its own usage shape', async () => {
     await setOptions(stack, {
       ModelRatio: JSON.stringify({

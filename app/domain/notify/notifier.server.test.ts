@@ -34,8 +34,8 @@ afterEach(() => {
   answer = 200;
 });
 
-function services(sent: MailMessage[] = []) {
-  const values = { ...defaultOptionValues(), SMTPServer: '' } as Record<string, unknown>;
+function services(sent: MailMessage[] = [], extra: Record<string, unknown> = {}) {
+  const values = { ...defaultOptionValues(), SMTPServer: '', ...extra } as Record<string, unknown>;
   return {
     options: { get: (k: string) => values[k] } as never,
     mailTransport: {
@@ -136,6 +136,15 @@ describe('notifyUser by webhook', () => {
     });
     expect(result).toMatchObject({ ok: false, error: 'webhook answered 500' });
     expect(received[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it('through a worker, still refuses a literal private address and an http url, and never calls the worker', async () => {
+    const viaWorker = services([], { WorkerUrl: `http://127.0.0.1:${port}/worker`, WorkerValidKey: 'k' });
+    for (const url of ['https://10.0.0.8/h', 'https://[::1]/h', 'http://example.com/h']) {
+      const result = await notifyUser(viaWorker, webhookUser(url), note);
+      expect(result).toMatchObject({ ok: false, channel: 'webhook' });
+    }
+    expect(received).toHaveLength(0);
   });
 
   it('times out', async () => {

@@ -168,6 +168,56 @@ function postJson(
   });
 }
 
+/**
+ * The checks of `vetWebhookUrl` that still make sense when a worker fetches the URL (https, no credentials, no
+ * literal private address). Names are not resolved here: the worker resolves them in its own network (ADR 024).
+ */
+export function vetWebhookUrlForWorker(raw: string, opts: NotifyOptions = {}): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new WebhookRefused('invalid webhook url');
+  }
+  const insecureOk = opts.allowInsecureForTests === true && url.protocol === 'http:';
+  if (url.protocol !== 'https:' && !insecureOk) throw new WebhookRefused('webhook url must use https');
+  if (url.username || url.password) throw new WebhookRefused('webhook url must not carry credentials');
+  const bare = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(bare) && !allowPrivate() && isPrivateAddress(bare))
+    throw new WebhookRefused(`refusing private address ${bare}`);
+  return url;
+}
+
+/**
+ * new-api's worker protocol (WorkerUrl + WorkerValidKey): instead of fetching a user-supplied URL itself, the
+ * console POSTs `{url, key, method, headers, body}` to the administrator's worker (a Cloudflare-worker-style
+ * proxy), which makes the request from its own network and answers with the target's status. The worker URL is
+ * the administrator's, so it is fetched as configured (http allowed, no address checks).
+ */
+async function postThroughWorker(
+  worker: { workerUrl: string; key: string },
+  url: URL,
+  body: unknown,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<number> {
+  const res = await fetch(worker.workerUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      url: url.href,
+      key: worker.key,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    }),
+    redirect: 'manual',
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
 export async function notifyUser(
   services: MailServices,
   user: NotifyTarget,
@@ -178,18 +228,29 @@ export async function notifyUser(
   const values = notification.values ?? [];
   if (setting.notify_type === 'webhook') {
     try {
-      const { url, addresses } = await vetWebhookUrl(setting.webhook_url, opts);
-      const body = JSON.stringify({
+      const payload = {
         type: notification.type,
         title: notification.title,
         content: notification.content,
         values,
         timestamp: Math.floor(Date.now() / 1000),
-      });
+      };
       const headers: Record<string, string> = setting.webhook_secret
         ? { Authorization: `Bearer ${setting.webhook_secret}` }
         : {};
-      const status = await postJson(url, addresses, body, headers, opts.timeoutMs ?? TIMEOUT_MS);
+      const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
+      const workerUrl = services.options.get('WorkerUrl');
+      const status = workerUrl
+        ? await postThroughWorker(
+            { workerUrl, key: services.options.get('WorkerValidKey') },
+            vetWebhookUrlForWorker(setting.webhook_url, opts),
+            payload,
+            headers,
+            timeoutMs,
+          )
+        : await vetWebhookUrl(setting.webhook_url, opts).then(({ url, addresses }) =>
+            postJson(url, addresses, JSON.stringify(payload), headers, timeoutMs),
+          );
       if (status < 200 || status >= 300)
         return { ok: false, channel: 'webhook', error: `webhook answered ${status}` };
       return { ok: true, channel: 'webhook', status };
