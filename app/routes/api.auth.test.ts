@@ -17,6 +17,32 @@ const BASE = 'http://localhost';
 
 type Envelope = { success: boolean; message: string; data: unknown };
 
+/** The user object of every user answer (login, /api/user/self, /api/user/{id}, the user lists). */
+const USER_WIRE_KEYS = [
+  'id',
+  'username',
+  'display_name',
+  'role',
+  'status',
+  'email',
+  'github_id',
+  'wechat_id',
+  'telegram_id',
+  'linux_do_id',
+  'group',
+  'quota',
+  'used_quota',
+  'request_count',
+  'aff_code',
+  'aff_count',
+  'aff_quota',
+  'aff_history_quota',
+  'inviter_id',
+  'setting',
+  'created_at',
+  'DeletedAt',
+];
+
 describe('auth JSON routes', () => {
   let env: AuthEnv;
   beforeAll(async () => {
@@ -59,7 +85,7 @@ describe('auth JSON routes', () => {
     it('answers the user and sets the session cookie', async () => {
       const res = await login({ username: 'alice', password: 'alice-password' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({
+      expect(res.body).toMatchObject({
         success: true,
         message: '',
         data: {
@@ -71,6 +97,16 @@ describe('auth JSON routes', () => {
           group: 'vip',
         },
       });
+      // data is the whole wire user (new-api's setupLogin answers a model.User), `setting` a JSON string (ADR 025)
+      const data = res.body.data as Record<string, unknown>;
+      expect(Object.keys(data).sort()).toEqual([...USER_WIRE_KEYS].sort());
+      expect(typeof data.setting).toBe('string');
+      expect(JSON.parse(String(data.setting))).toMatchObject({
+        notify_type: 'email',
+        webhook_secret_set: false,
+      });
+      expect(data).not.toHaveProperty('password_hash');
+      expect(data).not.toHaveProperty('access_token');
       expect(res.headers.get('Set-Cookie')).toMatch(/^sy_session=[\w-]+; Path=\/; HttpOnly; SameSite=Lax/);
       const byEmail = await login({ username: 'alice@example.com', password: 'alice-password' });
       expect(byEmail.body.success).toBe(true);

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs } from '@remix-run/node';
 import { authApi, parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
-import { loginUserData, loginWithPassword, PasswordLoginSchema } from '#app/domain/auth/login.server.ts';
+import { loginWithPassword, PasswordLoginSchema } from '#app/domain/auth/login.server.ts';
 import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.server.ts';
 import { turnstileToken, verifyTurnstile } from '#app/domain/security/turnstile.server.ts';
 import { ok, readBody } from '#app/utils/envelope.server.ts';
@@ -13,7 +13,7 @@ export function action({ request, context }: ActionFunctionArgs) {
     await enforceCriticalLimit(request, services, 'login');
     await verifyTurnstile(services, turnstileToken(request), clientIp(request, services), t);
     const credentials = parseAuthInput(t, PasswordLoginSchema, await readBody(request));
-    const { entity, setCookie } = await loginWithPassword(services, credentials, request);
-    return ok(loginUserData(entity), '', { headers: { 'Set-Cookie': setCookie } });
+    const { user, setCookie } = await loginWithPassword(services, credentials, request);
+    return ok(user, '', { headers: { 'Set-Cookie': setCookie } });
   });
 }

@@ -215,6 +215,13 @@ describe('invitation and settings', () => {
       body: { notify_type: 'email', quota_warning_threshold: 500000 },
     });
     expect(saved.body.success).toBe(true);
+    // GET /api/user/self: `setting` is a JSON string, as new-api returns it (ADR 025); the PUT body above is new-api's
+    const self = (await call(selfLoader, '/api/user/self', as)).body.data as { setting: unknown };
+    expect(typeof self.setting).toBe('string');
+    expect(JSON.parse(String(self.setting))).toMatchObject({
+      notify_type: 'email',
+      quota_warning_threshold: 500000,
+    });
     expect((await call(modelsLoader, '/api/user/models', as)).body).toMatchObject({
       success: true,
       data: [],

@@ -1,6 +1,6 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
 import { Form, useFetcher, useLoaderData, useLocation, useRevalidator, useSubmit } from '@remix-run/react';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import {
@@ -46,6 +46,7 @@ import {
   setTagStatus,
 } from '#app/domain/channels/channels.server.ts';
 import { channelTypeLabel, formatTime } from '#app/domain/channels/constants.ts';
+import { groupChannelEntries } from '#app/domain/channels/entries.ts';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
 import { readChannelPrefs, serializeChannelPrefs } from '#app/domain/channels/prefs.server.ts';
 import { updateAllChannelBalances, updateChannelBalance } from '#app/domain/channels/relay-ops.server.ts';
@@ -802,6 +803,7 @@ export default function ChannelsPage() {
   const hydrated = useHydrated();
   const back = location.pathname + location.search;
   const pages = Math.max(1, Math.ceil(result.total / result.page_size));
+  const entries = useMemo(() => groupChannelEntries(result.items, result.tag_mode), [result]);
   const [selected, setSelected] = useState<number[]>([]);
   const toggle = useCallback(
     (id: number, on: boolean) =>
@@ -809,9 +811,7 @@ export default function ChannelsPage() {
     [],
   );
   // rows that left the page (deleted, another page) are no longer selected
-  const visible = result.items.flatMap((i) =>
-    i.kind === 'tag' ? i.children.map((c) => c.id) : [i.channel.id],
-  );
+  const visible = result.items.map((c) => c.id);
   const visibleKey = visible.join(',');
   useEffect(() => {
     const ids = new Set(visibleKey.split(',').map(Number));
@@ -912,7 +912,7 @@ export default function ChannelsPage() {
         isEmpty={result.items.length === 0}
         empty={t('empty')}
       >
-        {result.items.map((item) =>
+        {entries.map((item) =>
           item.kind === 'channel' ? (
             <ChannelRow
               key={item.channel.id}

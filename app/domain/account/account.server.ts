@@ -22,7 +22,6 @@ import {
   type UpdateSelfInput,
   updateSelfSchema,
 } from './schemas.ts';
-import { parseUserSetting, publicSetting } from './setting.ts';
 
 /** The context a self-service use case needs (a RequestCtx; `relay` is not used here). */
 export type AccountCtx = Pick<RequestCtx, 'em' | 'actor' | 'options' | 't'> & RelaySync;
@@ -60,10 +59,10 @@ export function quotaDisplay(options: AccountCtx['options']) {
 
 /**
  * Wire view of a user for GET /api/user/self: the admin wire fields (new-api names; never the password hash or
- * access token) plus the user's own notification settings (secret withheld).
+ * access token), `setting` being the user's notification settings as a JSON string (secret withheld, ADR 025).
  */
 export function selfView(user: User) {
-  return { ...serializeUser(user), setting: publicSetting(parseUserSetting(user.setting)) };
+  return serializeUser(user);
 }
 export type SelfView = ReturnType<typeof selfView>;
 

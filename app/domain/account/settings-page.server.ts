@@ -2,6 +2,7 @@ import { createCookie } from '@remix-run/node';
 import { Role } from '@switchyard/db/entities/user.ts';
 import type { AccountCtx } from './account.server.ts';
 import { listUserModels, loadSelf, quotaDisplay, selfView } from './account.server.ts';
+import { parseUserSetting, publicSetting } from './setting.ts';
 
 export { DIALOGS, parseDialog, parseTab, SETTING_TABS, type SettingDialog, type SettingTab } from './tabs.ts';
 
@@ -23,7 +24,7 @@ export async function personalTabData(ctx: AccountCtx, request: Request) {
   const self = selfView(user);
   const models = await listUserModels(ctx);
   const o = ctx.options;
-  const setting = self.setting;
+  const setting = publicSetting(parseUserSetting(user.setting));
   const origin = new URL(request.url).origin;
   return {
     self,

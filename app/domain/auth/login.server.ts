@@ -5,7 +5,7 @@ import { FormStrategy } from 'remix-auth-form';
 import { z } from 'zod';
 import { parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
-import { createSession, type SessionUser, toSessionUser } from '#app/domain/auth/session.server.ts';
+import { createSession } from '#app/domain/auth/session.server.ts';
 import { InputError } from '#app/domain/errors.ts';
 import {
   clearLoginBackoff,
@@ -13,6 +13,7 @@ import {
   loginBackoffKey,
   loginFailed,
 } from '#app/domain/security/rate-limit.server.ts';
+import { serializeUser, type UserWire } from '#app/domain/users/users.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /**
@@ -21,7 +22,8 @@ import type { ConsoleServices } from '#app/services.server.ts';
  * provider ends in completeLogin too.
  */
 
-export type LoginResult = { user: SessionUser; setCookie: string };
+/** `user` is the login answer's `data`, the same for the password and every OAuth login (ADR 025). */
+export type LoginResult = { user: LoginUserData; setCookie: string };
 
 /** The body of POST /api/user/login and of the login form. */
 export const PasswordLoginSchema = z.object({
@@ -30,16 +32,15 @@ export const PasswordLoginSchema = z.object({
 });
 export type PasswordCredentials = z.infer<typeof PasswordLoginSchema>;
 
-/** `user` as the seeds' JSON contract returns it on login (data is the user). */
-export function loginUserData(user: User) {
-  return {
-    id: user.id,
-    username: user.username,
-    display_name: user.displayName || user.username,
-    role: user.role,
-    status: user.status,
-    group: user.group,
-  };
+export type LoginUserData = UserWire;
+
+/**
+ * `data` of every login answer (seed 000 §7 "data is the user"; new-api's setupLogin answers a model.User, so
+ * every user field, `setting` a JSON string): the wire user, display_name falling back to the username.
+ * Password login and the GitHub, LinuxDO, WeChat and Telegram logins all answer it (ADR 025).
+ */
+export function loginUserData(user: User): LoginUserData {
+  return { ...serializeUser(user), display_name: user.displayName || user.username };
 }
 
 /**
@@ -55,7 +56,7 @@ export async function completeLogin(
   if (user.deletedAt) throw new InputError(t('login.deregistered'));
   if (user.status !== UserStatus.Enabled) throw new InputError(t('login.banned'));
   const setCookie = await createSession(services, user, request);
-  return { user: toSessionUser(user), setCookie };
+  return { user: loginUserData(user), setCookie };
 }
 
 /** Argon2 work for unknown usernames, so the answer time does not tell whether a name exists. */

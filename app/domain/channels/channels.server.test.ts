@@ -32,6 +32,7 @@ import {
   updateChannel,
   updateChannelSchema,
 } from './channels.server.ts';
+import { groupChannelEntries } from './entries.ts';
 
 let db: TestDatabase;
 let t: ChannelsCtx['t'];
@@ -242,8 +243,16 @@ describe('channels domain', () => {
     expect(await setChannelsTag(ctx, [a!, b!], 'team')).toBe(2);
     const grouped = await listChannels(ctx, { page: 1, pageSize: 10, tagMode: true, idSort: true });
     expect(grouped.total).toBe(2);
+    // flat channel objects, each tag's channels together (new-api's GetAllChannels with tag_mode)
+    expect(grouped.items.map((ch) => [ch.tag, ch.id])).toEqual([
+      ['other', c],
+      ['team', b],
+      ['team', a],
+    ]);
     expect(
-      grouped.items.map((i) => (i.kind === 'tag' ? [i.tag, i.children.map((c) => c.id)] : i.channel.id)),
+      groupChannelEntries(grouped.items, true).map((i) =>
+        i.kind === 'tag' ? [i.tag, i.children.map((ch) => ch.id)] : i.channel.id,
+      ),
     ).toEqual([
       ['other', [c]],
       ['team', [b, a]],
@@ -277,8 +286,11 @@ describe('channels domain', () => {
 
     // tag mode groups tagged channels into one entry
     const page = await listChannels(ctx, { page: 1, pageSize: 10, tagMode: true, idSort: true });
+    expect(page.items.map((ch) => ch.id)).toEqual([c, b, a]);
     expect(
-      page.items.map((i) => (i.kind === 'tag' ? `tag:${i.tag}:${i.children.length}` : i.channel.id)),
+      groupChannelEntries(page.items, true).map((i) =>
+        i.kind === 'tag' ? `tag:${i.tag}:${i.children.length}` : i.channel.id,
+      ),
     ).toEqual(['tag:other:1', b, a]);
   });
 
@@ -287,7 +299,7 @@ describe('channels domain', () => {
     const [a] = await create(ctx, { name: 'alpha', key: 'k', models: 'gpt-4o', group: 'vip', priority: 1 });
     const [b] = await create(ctx, { name: 'beta', key: 'k', models: 'claude-3', group: 'default,vip2' });
     const ids = async (q: Parameters<typeof listChannels>[1]) =>
-      (await listChannels(ctx, q)).items.map((i) => (i.kind === 'channel' ? i.channel.id : 0));
+      (await listChannels(ctx, q)).items.map((ch) => ch.id);
     expect(await ids({ page: 1, pageSize: 10 })).toEqual([a, b]);
     expect(await ids({ page: 1, pageSize: 10, idSort: true })).toEqual([b, a]);
     expect(await ids({ page: 1, pageSize: 10, keyword: 'bet' })).toEqual([b]);
@@ -542,10 +554,19 @@ describe('channel JSON routes', () => {
     const list = (await (
       await run(indexLoader, apiRequest(admin, adminToken, '/api/channel/?p=1'))
     ).json()) as {
-      data: { total: number; items: { channel: { name: string } }[] };
+      data: { total: number; items: Record<string, unknown>[] };
     };
-    expect(list.data.total).toBe(1);
-    expect(list.data.items[0]!.channel.name).toBe('n');
+    // new-api's GetAllChannels: data {items, total, page, page_size}, items flat channel objects (ADR 025)
+    expect(list.data).toMatchObject({ total: 1, page: 1, page_size: 10 });
+    expect(list.data.items[0]).toMatchObject({
+      id: ids[0],
+      name: 'n',
+      models: 'm',
+      group: 'default',
+      status: 1,
+    });
+    for (const v of Object.values(list.data.items[0]!))
+      expect(v === null || typeof v !== 'object').toBe(true);
     expect(JSON.stringify(list)).not.toContain('sk-x');
     const fixed = await run(fixAction, apiRequest(admin, adminToken, '/api/channel/fix', 'POST'));
     // new-api's contract (seed 001 §7): data is the count of channels fixed.
@@ -555,5 +576,41 @@ describe('channel JSON routes', () => {
     });
     expect(await del.json()).toMatchObject({ success: true });
     expect(await db.orm.em.fork().count(Ability, {})).toBe(0);
+  });
+
+  it('list and search answer flat channel objects in tag mode too (no tag wrapper rows)', async () => {
+    const admin = await makeUser(Role.Admin);
+    const adminToken = await session(admin);
+    const make = async (body: Record<string, unknown>) =>
+      (
+        (await (
+          await run(indexAction, apiRequest(admin, adminToken, '/api/channel/', 'POST', body))
+        ).json()) as {
+          data: number[];
+        }
+      ).data[0]!;
+    const a = await make({ name: 'flat-a', key: 'k', models: 'm', groups: ['default'], tag: 'crew' });
+    const b = await make({ name: 'flat-b', key: 'k', models: 'm', groups: ['default'], tag: 'crew' });
+    const c = await make({ name: 'flat-c', key: 'k', models: 'm', groups: ['default'] });
+    for (const path of [
+      '/api/channel/?p=1&page_size=10&tag_mode=true&id_sort=true',
+      '/api/channel/search?keyword=flat&tag_mode=true&id_sort=true',
+    ]) {
+      const loader = path.startsWith('/api/channel/search') ? searchLoader : indexLoader;
+      const { data } = (await (await run(loader, apiRequest(admin, adminToken, path))).json()) as {
+        data: { total: number; items: Record<string, unknown>[] };
+      };
+      // two entries (the tag crew, the untagged channel), three channel objects
+      expect(data.total).toBe(2);
+      expect(data.items.map((i) => [i.id, i.tag])).toEqual([
+        [c, ''],
+        [b, 'crew'],
+        [a, 'crew'],
+      ]);
+      for (const item of data.items) {
+        expect(item).not.toHaveProperty('kind');
+        for (const v of Object.values(item)) expect(v === null || typeof v !== 'object').toBe(true);
+      }
+    }
   });
 });

@@ -232,13 +232,13 @@ export function serializeChannel(c: Channel, key?: string): ChannelWire {
   };
 }
 
-/** A list entry: a channel, or in tag mode a tag row with its children. */
-export type ChannelEntry =
-  | { kind: 'channel'; channel: ChannelWire }
-  | { kind: 'tag'; tag: string; children: ChannelWire[] };
-
+/**
+ * One page of the channel list. `items` are flat channel objects, as new-api's GetAllChannels answers them
+ * (data {items, total, page, page_size}); in tag mode the page is counted in entries (a tag, or an untagged
+ * channel) and each tag's channels follow one another, for the reader to group (groupChannelEntries, ADR 025).
+ */
 export type ChannelPage = {
-  items: ChannelEntry[];
+  items: ChannelWire[];
   page: number;
   total: number;
   page_size: number;
@@ -550,7 +550,7 @@ export async function listChannels(
     return {
       ...base,
       total: count?.n ?? 0,
-      items: rows.map((c) => ({ kind: 'channel' as const, channel: serializeChannel(c) })),
+      items: rows.map((c) => serializeChannel(c)),
     };
   }
   // entries: a tag (all its channels) or an untagged channel; ordered by their best channel
@@ -570,21 +570,15 @@ export async function listChannels(
   const byId = new Map(singles.map((c) => [c.id, c]));
   const sortChildren = (a: Channel, b: Channel) =>
     idSort ? b.id - a.id : Number(b.priority) - Number(a.priority) || b.id - a.id;
-  const items: ChannelEntry[] = entries.map((e) => {
+  const items: Channel[] = entries.flatMap((e) => {
     if (e.k.startsWith('t:')) {
       const tag = e.k.slice(2);
-      return {
-        kind: 'tag',
-        tag,
-        children: children
-          .filter((c) => c.tag === tag)
-          .sort(sortChildren)
-          .map((c) => serializeChannel(c)),
-      };
+      return children.filter((c) => c.tag === tag).sort(sortChildren);
     }
-    return { kind: 'channel', channel: serializeChannel(byId.get(Number(e.k.slice(2))) as Channel) };
+    const single = byId.get(Number(e.k.slice(2)));
+    return single ? [single] : [];
   });
-  return { ...base, total: count?.n ?? 0, items: items.filter((i) => i.kind === 'tag' || i.channel) };
+  return { ...base, total: count?.n ?? 0, items: items.map((c) => serializeChannel(c)) };
 }
 
 async function idsOf(

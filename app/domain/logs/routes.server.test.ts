@@ -129,6 +129,12 @@ const payload = (r: any) => (r?.type === 'DataWithResponseInit' ? r.data : r);
 // biome-ignore lint/suspicious/noExplicitAny: Remix data() results are inspected loosely
 const statusOf = (r: any) => (r instanceof Response ? r.status : (r?.init?.status ?? 200));
 
+/** A flat entity object (new-api's model structs): every value a scalar or null, the named fields present. */
+function expectFlat(entity: Record<string, unknown>, fields: readonly string[]) {
+  for (const f of fields) expect(entity, f).toHaveProperty(f);
+  for (const [k, v] of Object.entries(entity)) expect(v === null || typeof v !== 'object', k).toBe(true);
+}
+
 describe('JSON routes', () => {
   it('401 without auth and 403 for a user on every admin call; the self calls answer a user', async () => {
     const plain = await makeUser();
@@ -149,6 +155,40 @@ describe('JSON routes', () => {
       const ok = await json(await call(fn, apiRequest(plain, '/api/log/self/')));
       expect(ok.status).toBe(200);
       expect(ok.body.success).toBe(true);
+    }
+  });
+
+  it('admin and self lists answer data.items, page, page_size, total of flat log objects (seed 001 §3, §4)', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    await seedLog(admin.user, { quota: 42 });
+    const fields = [
+      'id',
+      'created_at',
+      'type',
+      'channel',
+      'channel_name',
+      'user_id',
+      'username',
+      'token_name',
+      'group',
+      'model_name',
+      'use_time',
+      'is_stream',
+      'prompt_tokens',
+      'completion_tokens',
+      'quota',
+      'content',
+      'other',
+    ];
+    for (const [fn, path] of [
+      [indexLoader, '/api/log/?p=1&page_size=10'],
+      [selfLoader, '/api/log/self/?p=1&page_size=10'],
+    ] as const) {
+      const res = await json(await call(fn, apiRequest(admin, path)));
+      expect(res.body.data, path).toMatchObject({ page: 1, page_size: 10, total: 1 });
+      expect(res.body.data.items).toHaveLength(1);
+      expectFlat(res.body.data.items[0], fields);
+      expect(typeof res.body.data.items[0].other).toBe('string');
     }
   });
 

@@ -7,9 +7,8 @@ import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { User } from '@switchyard/db/entities/user.ts';
 import type { TFunction } from 'i18next';
 import { authT } from '#app/domain/auth/i18n.server.ts';
-import { completeLogin } from '#app/domain/auth/login.server.ts';
+import { completeLogin, type LoginUserData } from '#app/domain/auth/login.server.ts';
 import { createUserWithInvitation } from '#app/domain/auth/register.server.ts';
-import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import { InputError } from '#app/domain/errors.ts';
 import { normalizeEmail } from '#app/domain/mail/verification.server.ts';
 import { clientIp } from '#app/domain/security/rate-limit.server.ts';
@@ -32,7 +31,8 @@ export type ExternalIdentity = {
   email?: string;
 };
 
-export type LoginOutcome = { kind: 'login'; user: SessionUser; setCookie: string };
+/** `user` is the login answer's data, the same object as POST /api/user/login's (ADR 025). */
+export type LoginOutcome = { kind: 'login'; user: LoginUserData; setCookie: string };
 export type BindOutcome = { kind: 'bind' };
 
 type Em = ReturnType<ConsoleServices['orm']['em']['fork']>;

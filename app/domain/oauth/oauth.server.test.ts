@@ -11,6 +11,7 @@ import { Session } from '@switchyard/db/entities/session.ts';
 import { User, UserStatus } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
+import { hashPassword } from '@switchyard/db/security/password.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -27,6 +28,7 @@ import { loader as telegramBindLoader } from '#app/routes/api.oauth.telegram.bin
 import { loader as telegramLoginLoader } from '#app/routes/api.oauth.telegram.login.ts';
 import { loader as wechatBindLoader } from '#app/routes/api.oauth.wechat.bind.ts';
 import { loader as wechatLoader } from '#app/routes/api.oauth.wechat.ts';
+import { action as passwordLoginAction } from '#app/routes/api.user.login.ts';
 import { loader as githubPageLoader } from '#app/routes/oauth.github.tsx';
 import { loader as startLoader } from '#app/routes/oauth.start.$provider.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
@@ -538,6 +540,65 @@ describe('Telegram', () => {
     const qs = telegramParams({ id: 700004, first_name: 'B', auth_date: now() });
     expect((await body(await call(telegramLoginLoader, `/api/oauth/telegram/login?${qs}`))).success).toBe(
       false,
+    );
+  });
+});
+
+describe('the login answer', () => {
+  /** POST /api/user/login for `user` after giving them a password: its `data`. */
+  async function passwordLoginData(user: { id: number; username: string }): Promise<unknown> {
+    await services.orm.em
+      .fork()
+      .nativeUpdate(User, { id: user.id }, { passwordHash: await hashPassword('same-object-pw') });
+    const request = new Request('http://localhost/api/user/login', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ username: user.username, password: 'same-object-pw' }),
+    });
+    const res = (await passwordLoginAction({
+      request,
+      context: { services },
+      params: {},
+    } as never)) as Response;
+    const b = await body(res);
+    expect(b.success).toBe(true);
+    return b.data;
+  }
+
+  /** The OAuth answer's data equals the password login's for the same user (seed 000 §7: data is the user). */
+  async function expectSameAsPasswordLogin(b: Body) {
+    expect(b.success).toBe(true);
+    const data = b.data as Record<string, unknown> & { id: number; username: string };
+    expect(typeof data.setting).toBe('string');
+    expect(data).toHaveProperty('display_name');
+    expect(data).not.toHaveProperty('displayName');
+    expect(data).toEqual(await passwordLoginData(data));
+  }
+
+  it('GitHub and LinuxDO answer the same user object as password login', async () => {
+    profile = { id: 5151, login: 'same-gh', name: 'Same GH', email: 'same-gh@example.com' };
+    const gh = await authorize('github');
+    await expectSameAsPasswordLogin(await body(await call(githubLoader, gh.callback, { Cookie: gh.cookie })));
+    profile = {
+      id: 5152,
+      username: 'same-ld',
+      name: 'Same LD',
+      active: true,
+      silenced: false,
+      trust_level: 2,
+    };
+    const ld = await authorize('linuxdo');
+    await expectSameAsPasswordLogin(
+      await body(await call(linuxdoLoader, ld.callback, { Cookie: ld.cookie })),
+    );
+  });
+
+  it('WeChat and Telegram answer the same user object as password login', async () => {
+    wechatAnswers.set('same-code', { success: true, message: '', data: 'openid-same' });
+    await expectSameAsPasswordLogin(await body(await call(wechatLoader, '/api/oauth/wechat?code=same-code')));
+    const qs = telegramParams({ id: 700777, first_name: 'Same', auth_date: Math.floor(Date.now() / 1000) });
+    await expectSameAsPasswordLogin(
+      await body(await call(telegramLoginLoader, `/api/oauth/telegram/login?${qs}`)),
     );
   });
 });

@@ -136,7 +136,29 @@ async function createCodes(admin: Who, body: Record<string, unknown>): Promise<s
   return res.body.data as string[];
 }
 
+/** A flat entity object (new-api's model structs): every value a scalar or null, the named fields present. */
+function expectFlat(entity: Record<string, unknown>, fields: readonly string[]) {
+  for (const f of fields) expect(entity, f).toHaveProperty(f);
+  for (const [k, v] of Object.entries(entity)) expect(v === null || typeof v !== 'object', k).toBe(true);
+}
+
 describe('admin JSON routes', () => {
+  it('list and search answer data {items, page, page_size, total} of flat redemption objects (seed 001 §4)', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    await createCodes(admin, { name: 'shape', quota: 100, count: 1 });
+    const fields = ['id', 'name', 'key', 'status', 'quota', 'created_time', 'used_user_id'];
+    for (const [fn, path] of [
+      [listLoader, '/api/redemption/?p=1&page_size=10'],
+      [searchLoader, '/api/redemption/search?keyword=shape&p=1&page_size=10'],
+    ] as const) {
+      const res = await json(await call(fn, apiRequest(admin, path)));
+      expect(Object.keys(res.body.data).sort(), path).toEqual(['items', 'page', 'page_size', 'total']);
+      expect(res.body.data.items).toHaveLength(1);
+      expectFlat(res.body.data.items[0], fields);
+      expect(res.body.data.items[0]).toMatchObject({ name: 'shape', quota: 100, used_user_id: 0 });
+    }
+  });
+
   it('401 without auth, 403 for an ordinary user, on every route', async () => {
     const admin = await makeUser({ role: Role.Admin });
     const [key] = await createCodes(admin, { quota: 1000 });

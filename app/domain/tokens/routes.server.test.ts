@@ -79,7 +79,51 @@ const call = (
   params: Record<string, string> = {},
 ) => fn({ request, context: context(), params } as never);
 
+/** A flat entity object (new-api's model structs): every value a scalar or null, the named fields present. */
+function expectFlat(entity: Record<string, unknown>, fields: readonly string[]) {
+  for (const f of fields) expect(entity, f).toHaveProperty(f);
+  for (const [k, v] of Object.entries(entity)) expect(v === null || typeof v !== 'object', k).toBe(true);
+}
+
 describe('token JSON routes', () => {
+  it('list and search answer data {items, page, page_size, total} of flat token objects (seed 001 §3 Token)', async () => {
+    const a = await makeUser();
+    await call(
+      tokenAction,
+      apiRequest(a, '/api/token/', { method: 'POST', body: { name: 'shape', model_limits: 'm1,m2' } }),
+    );
+    const fields = [
+      'id',
+      'name',
+      'key',
+      'status',
+      'remain_quota',
+      'used_quota',
+      'unlimited_quota',
+      'expired_time',
+      'created_time',
+      'model_limits_enabled',
+      'model_limits',
+      'allow_ips',
+      'group',
+    ];
+    for (const [fn, path] of [
+      [listLoader, '/api/token/?p=0&size=100'],
+      [searchLoader, '/api/token/search?keyword=shape'],
+    ] as const) {
+      const res = await json(await call(fn, apiRequest(a, path)));
+      expect(Object.keys(res.body.data).sort(), path).toEqual(['items', 'page', 'page_size', 'total']);
+      expect(res.body.data.items).toHaveLength(1);
+      expectFlat(res.body.data.items[0], fields);
+      expect(res.body.data.items[0]).toMatchObject({
+        name: 'shape',
+        model_limits: 'm1,m2',
+        expired_time: -1,
+      });
+      expect(res.body.data.items[0].key).not.toMatch(/^sk-/);
+    }
+  });
+
   it('answers 401 without auth on every route', async () => {
     const routes: [typeof listLoader, string, string, unknown?][] = [
       [listLoader, 'GET', '/api/token/?p=0&size=100'],

@@ -253,6 +253,47 @@ describe('JSON routes', () => {
     );
   });
 
+  it('every user answer is a flat user object whose setting is a JSON string (new-api model.User)', async () => {
+    const admin = await makeUser({ role: Role.Admin, username: 'shape-admin' });
+    const other = await makeUser({
+      username: 'shape-user',
+      setting: JSON.stringify({
+        notify_type: 'webhook',
+        webhook_url: 'https://h.test/x',
+        webhook_secret: 'hidden-s',
+      }),
+    });
+    const list = await json(await call(userListLoader, apiRequest(admin, '/api/user/?p=1&page_size=10')));
+    const search = await json(
+      await call(searchLoader, apiRequest(admin, '/api/user/search?keyword=shape-user')),
+    );
+    const byId = await json(
+      await call(userByIdLoader, apiRequest(admin, `/api/user/${other.user.id}`), {
+        id: String(other.user.id),
+      }),
+    );
+    // seed 000 §7: data.items, page, total
+    expect(Object.keys(list.body.data).sort()).toEqual(['items', 'page', 'page_size', 'total']);
+    expect(Object.keys(search.body.data).sort()).toEqual(['items', 'page', 'page_size', 'total']);
+    const fromList = list.body.data.items.find((u: { id: number }) => u.id === other.user.id);
+    for (const u of [fromList, search.body.data.items[0], byId.body.data]) {
+      expect(u).toMatchObject({
+        id: other.user.id,
+        username: 'shape-user',
+        display_name: '',
+        group: 'default',
+      });
+      expect(typeof u.setting).toBe('string');
+      expect(JSON.parse(u.setting)).toMatchObject({
+        notify_type: 'webhook',
+        webhook_url: 'https://h.test/x',
+        webhook_secret_set: true,
+      });
+      expect(JSON.stringify(u)).not.toContain('hidden-s');
+      for (const v of Object.values(u)) expect(v === null || typeof v !== 'object').toBe(true);
+    }
+  });
+
   it('accepts the access token instead of the session', async () => {
     const admin = await makeUser({
       role: Role.Admin,

@@ -4,6 +4,7 @@ import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { DEFAULT_GROUP, Role, User, UserStatus } from '@switchyard/db/entities/user.ts';
 import { hashPassword } from '@switchyard/db/security/password.ts';
 import { z } from 'zod';
+import { parseUserSetting, publicSetting } from '#app/domain/account/setting.ts';
 import { asAuthT } from '#app/domain/auth/i18n.server.ts';
 import { revokeUserSessions } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
@@ -119,6 +120,11 @@ export type UserWire = {
   aff_quota: number;
   aff_history_quota: number;
   inviter_id: number;
+  /**
+   * The user's notification settings as a JSON string, as new-api stores and returns `setting` (model.User's
+   * `Setting string`); the webhook secret is withheld (webhook_secret_set says whether one is set). ADR 025.
+   */
+  setting: string;
   created_at: number;
   /** non-null means deregistered (new-api's gorm field name) */
   DeletedAt: string | null;
@@ -145,6 +151,7 @@ export function serializeUser(user: User): UserWire {
     aff_quota: Number(user.affQuota),
     aff_history_quota: Number(user.affHistoryQuota),
     inviter_id: user.inviterId,
+    setting: JSON.stringify(publicSetting(parseUserSetting(user.setting))),
     created_at: Math.floor(new Date(user.createdAt).getTime() / 1000),
     DeletedAt: user.deletedAt ? new Date(user.deletedAt).toISOString() : null,
   };
