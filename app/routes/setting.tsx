@@ -14,6 +14,7 @@ import { oauthStartRedirect } from '#app/components/auth/oauth-start.server.ts';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { ModelTab } from '#app/components/settings/model-tab.tsx';
 import { ModelsTab } from '#app/components/settings/models-tab.tsx';
+import { RatelimitTab } from '#app/components/settings/ratelimit-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -47,6 +48,9 @@ import {
   MODELS_INTENT,
   modelsSettingsAction,
 } from '#app/domain/settings/models-settings.server.ts';
+import { optionFormAction } from '#app/domain/settings/option-form.server.ts';
+import { loadRatelimitTab } from '#app/domain/settings/ratelimit.server.ts';
+import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
@@ -93,6 +97,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         email: '',
         modelTab: tab === 'modelTab' && isAdmin ? await loadModelTab(ctx, url) : null,
         modelsSettings: tab === 'models' && isAdmin ? loadModelsSettings(ctx.options) : null,
+        ratelimit: tab === 'ratelimit' && isAdmin ? loadRatelimitTab(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -109,6 +114,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     email: url.searchParams.get('email') ?? '',
     modelTab: null,
     modelsSettings: null,
+    ratelimit: null,
   };
 }
 
@@ -137,6 +143,8 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const intent = text(form, 'intent');
   if (isModelTabIntent(intent)) return modelTabAction(request, services, user, form);
   if (intent === MODELS_INTENT) return modelsSettingsAction(request, services, user, form);
+  const optionForm = findOptionForm(intent);
+  if (optionForm) return optionFormAction(request, services, user, optionForm, form);
   const t = ctx.t;
   const ok = (message: string, to = PERSONAL) => redirectWithToast(to, { type: 'success', message });
   try {
@@ -223,7 +231,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
       const fieldErrors = error instanceof InputError ? error.fieldErrors : {};
       return data<ActionReply>(
         { intent, error: error.message, fieldErrors },
-        { status: error.status === 429 ? 429 : 400 },
+        { status: error.status === 429 || error.status === 403 ? error.status : 400 },
       );
     }
     throw error;
@@ -231,7 +239,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function SettingsPage() {
-  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings } =
+  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings, ratelimit } =
     useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
@@ -259,6 +267,8 @@ export default function SettingsPage() {
         <ModelTab data={modelTab} />
       ) : modelsSettings ? (
         <ModelsTab data={modelsSettings} />
+      ) : ratelimit ? (
+        <RatelimitTab data={ratelimit} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

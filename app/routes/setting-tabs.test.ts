@@ -1,0 +1,146 @@
+/**
+ * The admin settings tabs built on the option forms (ADR 023), through the /setting loader and action with a real
+ * OptionService on PostgreSQL: each tab lists its keys, a post saves only the changed keys and answers with the
+ * form's confirmation (PRG toast), nothing changed is refused with the seed's message, a bad value is refused with
+ * the registry's message and saves nothing.
+ */
+import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
+import { Role } from '@switchyard/db/entities/user.ts';
+import { OptionService } from '@switchyard/db/options/service.ts';
+import { createMemoryPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
+import { getToast } from '#app/utils/toast.server.ts';
+import { action, loader } from './setting.tsx';
+
+let db: TestDatabase;
+let pubsub: PubSub;
+let options: OptionService;
+let services: Record<string, unknown>;
+let adminToken = '';
+let userToken = '';
+
+beforeAll(async () => {
+  db = await createTestDatabase({ suffix: 'setting_tabs' });
+  pubsub = createMemoryPubSub();
+  adminToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Admin }))).token;
+  userToken = (await makeSession(db.orm, await makeUser(db.orm))).token;
+});
+afterAll(async () => {
+  await options?.close();
+  await pubsub?.close();
+  await db?.drop();
+});
+beforeEach(async () => {
+  await db.orm.em.getConnection().execute('truncate table audit_entries, options restart identity cascade');
+  await options?.close();
+  options = new OptionService({ orm: db.orm, pubsub, channel: `setting-tabs-${Date.now()}` });
+  await options.load();
+  services = {
+    orm: db.orm,
+    options,
+    relay: null,
+    version: 'v1.2.3',
+    startedAt: 1_700_000_000,
+  };
+});
+
+function req(path: string, token: string, form?: [string, string][], lang = 'en') {
+  const headers = new Headers({ 'Accept-Language': lang });
+  headers.set('Cookie', `sy_session=${token}`);
+  return new Request(`http://localhost${path}`, {
+    method: form ? 'POST' : 'GET',
+    headers,
+    body: form ? new URLSearchParams(form) : undefined,
+  });
+}
+const args = (request: Request) => ({ request, params: {}, context: { services } as never });
+type Reply = { data: Record<string, unknown>; init?: ResponseInit | null };
+
+/** The flash toast a redirect carries. */
+async function toastOf(res: Response): Promise<string | undefined> {
+  const cookie = res.headers.get('Set-Cookie') ?? '';
+  const { toast } = await getToast(
+    new Request('http://localhost/', { headers: { Cookie: cookie.split(';')[0] ?? '' } }),
+  );
+  return toast?.message;
+}
+
+const audited = async () =>
+  (await db.orm.em.fork().find(AuditEntry, {}, { orderBy: { id: 'asc' } })).map((a) => a.targetId);
+
+const RATE = (enabled: string, duration: string, count: string, success: string): [string, string][] => [
+  ['intent', 'option:ratelimit'],
+  ['ModelRequestRateLimitEnabled', 'false'],
+  ...(enabled === 'true' ? ([['ModelRequestRateLimitEnabled', 'true']] as [string, string][]) : []),
+  ['ModelRequestRateLimitDurationMinutes', duration],
+  ['ModelRequestRateLimitCount', count],
+  ['ModelRequestRateLimitSuccessCount', success],
+];
+
+describe('ratelimit tab', () => {
+  it('lists the four keys with their defaults; 403 for a non-admin', async () => {
+    const page = (await loader(args(req('/setting?tab=ratelimit', adminToken)))) as unknown as Reply;
+    expect(page.data.ratelimit).toEqual({
+      values: {
+        ModelRequestRateLimitEnabled: 'false',
+        ModelRequestRateLimitDurationMinutes: '1',
+        ModelRequestRateLimitCount: '0',
+        ModelRequestRateLimitSuccessCount: '1000',
+      },
+      secretsSet: {},
+    });
+    const denied = (await loader(args(req('/setting?tab=ratelimit', userToken)))) as unknown as Reply;
+    expect(denied.init?.status).toBe(403);
+    expect(denied.data.ratelimit).toBeNull();
+    const post = (await action(
+      args(req('/setting?tab=ratelimit', userToken, RATE('true', '1', '0', '1000'))),
+    )) as unknown as Reply;
+    expect(post.init?.status).toBe(403);
+    expect(await audited()).toEqual([]);
+  });
+
+  it('saves only the changed keys and confirms', async () => {
+    const res = (await action(
+      args(req('/setting?tab=ratelimit', adminToken, RATE('true', '1', '30', '1000'))),
+    )) as Response;
+    expect(res.status).toBe(302);
+    expect(res.headers.get('Location')).toBe('/setting?tab=ratelimit');
+    expect(await toastOf(res)).toBe('Model rate limit updated');
+    expect(await audited()).toEqual(['ModelRequestRateLimitEnabled', 'ModelRequestRateLimitCount']);
+    expect(options.get('ModelRequestRateLimitCount')).toBe(30);
+  });
+
+  it("answers 'you seem to have changed nothing' in en and zh", async () => {
+    const en = (await action(
+      args(req('/setting?tab=ratelimit', adminToken, RATE('false', '1', '0', '1000'))),
+    )) as unknown as Reply;
+    expect(en.init?.status).toBe(400);
+    expect(en.data).toMatchObject({ intent: 'option:ratelimit', error: 'You seem to have changed nothing' });
+    const zh = (await action(
+      args(req('/setting?tab=ratelimit', adminToken, RATE('false', '1', '0', '1000'), 'zh')),
+    )) as unknown as Reply;
+    expect(zh.data.error).toBe('你似乎并没有修改什么');
+  });
+
+  it('refuses a success count below 1 with the registry message and saves nothing', async () => {
+    const bad = (await action(
+      args(req('/setting?tab=ratelimit', adminToken, RATE('true', '5', '10', '0'))),
+    )) as unknown as Reply;
+    expect(bad.init?.status).toBe(400);
+    expect(bad.data).toMatchObject({
+      error: 'ModelRequestRateLimitSuccessCount: must be at least 1',
+      fieldErrors: {
+        ModelRequestRateLimitSuccessCount: ['ModelRequestRateLimitSuccessCount: must be at least 1'],
+      },
+      values: { ModelRequestRateLimitSuccessCount: '0', ModelRequestRateLimitCount: '10' },
+    });
+    const negative = (await action(
+      args(req('/setting?tab=ratelimit', adminToken, RATE('true', '-1', '10', '5'))),
+    )) as unknown as Reply;
+    expect(negative.data.error).toBe('ModelRequestRateLimitDurationMinutes: must be at least 0');
+    expect(await audited()).toEqual([]);
+    expect(options.get('ModelRequestRateLimitEnabled')).toBe(false);
+  });
+});
