@@ -2,8 +2,10 @@
  * The admin settings tabs built on the option forms (ADR 023), through the /setting loader and action with a real
  * OptionService on PostgreSQL: each tab lists its keys, a post saves only the changed keys and answers with the
  * form's confirmation (PRG toast), nothing changed is refused with the seed's message, a bad value is refused with
- * the registry's message and saves nothing.
+ * the registry's message and saves nothing, and the update check answers from a local fake releases server.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
@@ -18,18 +20,26 @@ let db: TestDatabase;
 let pubsub: PubSub;
 let options: OptionService;
 let services: Record<string, unknown>;
+let releases: Server;
+let latestTag = 'v1.2.3';
 let adminToken = '';
 let userToken = '';
 
 beforeAll(async () => {
   db = await createTestDatabase({ suffix: 'setting_tabs' });
   pubsub = createMemoryPubSub();
+  releases = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ tag_name: latestTag, html_url: 'https://example.com/r', body: 'notes' }));
+  });
+  await new Promise<void>((resolve) => releases.listen(0, '127.0.0.1', resolve));
   adminToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Admin }))).token;
   userToken = (await makeSession(db.orm, await makeUser(db.orm))).token;
 });
 afterAll(async () => {
   await options?.close();
   await pubsub?.close();
+  await new Promise((resolve) => releases?.close(resolve));
   await db?.drop();
 });
 beforeEach(async () => {
@@ -43,6 +53,7 @@ beforeEach(async () => {
     relay: null,
     version: 'v1.2.3',
     startedAt: 1_700_000_000,
+    releasesUrl: `http://127.0.0.1:${(releases.address() as AddressInfo).port}/releases/latest`,
   };
 });
 
@@ -142,5 +153,114 @@ describe('ratelimit tab', () => {
     expect(negative.data.error).toBe('ModelRequestRateLimitDurationMinutes: must be at least 0');
     expect(await audited()).toEqual([]);
     expect(options.get('ModelRequestRateLimitEnabled')).toBe(false);
+  });
+});
+
+describe('other tab', () => {
+  it('shows version, start time and the branding keys', async () => {
+    await options.set('Notice', 'hello', 1);
+    const page = (await loader(args(req('/setting?tab=other', adminToken)))) as unknown as Reply;
+    expect(page.data.other).toMatchObject({
+      version: 'v1.2.3',
+      startTime: 1_700_000_000,
+      values: {
+        Notice: 'hello',
+        SystemName: 'Switchyard',
+        Logo: '',
+        HomePageContent: '',
+        About: '',
+        Footer: '',
+        apiAddressList: '[]',
+      },
+    });
+  });
+
+  it('saves each setting from its own form with its own confirmation', async () => {
+    const notice = (await action(
+      args(
+        req('/setting?tab=other', adminToken, [
+          ['intent', 'option:notice'],
+          ['Notice', 'maintenance at 2am'],
+        ]),
+      ),
+    )) as Response;
+    expect(await toastOf(notice)).toBe('Announcement updated');
+    const name = (await action(
+      args(
+        req(
+          '/setting?tab=other',
+          adminToken,
+          [
+            ['intent', 'option:systemName'],
+            ['SystemName', 'Gate'],
+            ['Notice', 'ignored: not this form'],
+          ],
+          'zh',
+        ),
+      ),
+    )) as Response;
+    expect(await toastOf(name)).toBe('系统名称已更新');
+    expect(options.getRaw('Notice')).toBe('maintenance at 2am');
+    expect(options.getRaw('SystemName')).toBe('Gate');
+    expect(await audited()).toEqual(['Notice', 'SystemName']);
+    for (const [id, key, value, message] of [
+      ['logo', 'Logo', 'https://cdn.example.com/logo.png', 'Logo updated'],
+      ['homePageContent', 'HomePageContent', '# Welcome', 'Home page content updated'],
+      ['about', 'About', 'About us', 'About content updated'],
+      ['footer', 'Footer', '<b>footer</b>', 'Footer content updated'],
+      [
+        'apiAddressList',
+        'apiAddressList',
+        '[{"title":"main","url":"https://api.example.com","line":"CN"}]',
+        'API address list updated',
+      ],
+    ] as const) {
+      const res = (await action(
+        args(
+          req('/setting?tab=other', adminToken, [
+            ['intent', `option:${id}`],
+            [key, value],
+          ]),
+        ),
+      )) as Response;
+      expect(await toastOf(res)).toBe(message);
+      expect(options.getRaw(key)).toBe(value);
+    }
+  });
+
+  it('refuses an API address list that is not JSON and saves nothing', async () => {
+    const bad = (await action(
+      args(
+        req('/setting?tab=other', adminToken, [
+          ['intent', 'option:apiAddressList'],
+          ['apiAddressList', '[{"title":'],
+        ]),
+      ),
+    )) as unknown as Reply;
+    expect(bad.init?.status).toBe(400);
+    expect(bad.data.error).toBe('apiAddressList: not a valid JSON string');
+    expect(await audited()).toEqual([]);
+  });
+
+  it('checks for updates against the releases URL (admins only)', async () => {
+    latestTag = 'v1.2.3';
+    const same = (await action(
+      args(req('/setting?tab=other', adminToken, [['intent', 'checkUpdate']])),
+    )) as unknown as Reply;
+    expect(same.data).toEqual({ intent: 'checkUpdate', update: { kind: 'latest', current: 'v1.2.3' } });
+    latestTag = 'v1.3.0';
+    const newer = (await action(
+      args(req('/setting?tab=other', adminToken, [['intent', 'checkUpdate']])),
+    )) as unknown as Reply;
+    expect(newer.data.update).toMatchObject({ kind: 'newer', tag: 'v1.3.0', url: 'https://example.com/r' });
+    services.releasesUrl = 'http://127.0.0.1:9/releases/latest';
+    const offline = (await action(
+      args(req('/setting?tab=other', adminToken, [['intent', 'checkUpdate']])),
+    )) as unknown as Reply;
+    expect(offline.data.update).toEqual({ kind: 'failed' });
+    const denied = (await action(
+      args(req('/setting?tab=other', userToken, [['intent', 'checkUpdate']])),
+    )) as unknown as Reply;
+    expect(denied.init?.status).toBe(403);
   });
 });

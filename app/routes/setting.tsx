@@ -14,6 +14,7 @@ import { oauthStartRedirect } from '#app/components/auth/oauth-start.server.ts';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { ModelTab } from '#app/components/settings/model-tab.tsx';
 import { ModelsTab } from '#app/components/settings/models-tab.tsx';
+import { OtherTab } from '#app/components/settings/other-tab.tsx';
 import { RatelimitTab } from '#app/components/settings/ratelimit-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
@@ -49,6 +50,7 @@ import {
   modelsSettingsAction,
 } from '#app/domain/settings/models-settings.server.ts';
 import { optionFormAction } from '#app/domain/settings/option-form.server.ts';
+import { CHECK_UPDATE_INTENT, checkUpdateAction, loadOtherTab } from '#app/domain/settings/other.server.ts';
 import { loadRatelimitTab } from '#app/domain/settings/ratelimit.server.ts';
 import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
@@ -80,7 +82,7 @@ async function pageCtx(request: Request, context: LoaderFunctionArgs['context'])
  * personal tab's dialogs (a page section without JavaScript).
  */
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  const { user, ctx } = await pageCtx(request, context);
+  const { services, user, ctx } = await pageCtx(request, context);
   const url = new URL(request.url);
   const tab = parseTab(url.searchParams.get('tab')) ?? 'personal';
   const isAdmin = user.role >= Role.Admin;
@@ -98,6 +100,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         modelTab: tab === 'modelTab' && isAdmin ? await loadModelTab(ctx, url) : null,
         modelsSettings: tab === 'models' && isAdmin ? loadModelsSettings(ctx.options) : null,
         ratelimit: tab === 'ratelimit' && isAdmin ? loadRatelimitTab(ctx.options) : null,
+        other: tab === 'other' && isAdmin ? loadOtherTab(ctx.options, services) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -115,6 +118,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     modelTab: null,
     modelsSettings: null,
     ratelimit: null,
+    other: null,
   };
 }
 
@@ -215,6 +219,10 @@ export async function action({ request, context }: ActionFunctionArgs) {
         await wechatBind(services, request, user.id, code);
         return ok(t('settings:toast.wechatBound'));
       }
+      case CHECK_UPDATE_INTENT:
+        return data(await checkUpdateAction({ actor: user, t }, services), {
+          headers: { 'Cache-Control': 'no-store' },
+        });
       case 'oauthBind':
         return oauthStartRedirect(request, services, text(form, 'provider'), null);
       case 'models': {
@@ -239,7 +247,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function SettingsPage() {
-  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings, ratelimit } =
+  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings, ratelimit, other } =
     useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
@@ -269,6 +277,8 @@ export default function SettingsPage() {
         <ModelsTab data={modelsSettings} />
       ) : ratelimit ? (
         <RatelimitTab data={ratelimit} />
+      ) : other ? (
+        <OtherTab data={other} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

@@ -20,6 +20,8 @@ const TOUCHED = [
   'ModelRequestRateLimitCount',
   'ModelRequestRateLimitSuccessCount',
   'ModelRequestRateLimitDurationMinutes',
+  'Notice',
+  'About',
 ];
 
 beforeAll(async () => {
@@ -92,5 +94,34 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     expect(await page.getByLabel('用户每周期最多请求次数', { exact: true }).inputValue()).toBe('77');
     expect(await stored('ModelRequestRateLimitCount')).toBe(before);
     expect(await stored('ModelRequestRateLimitSuccessCount')).toBeUndefined();
+  });
+
+  it('other: system info, the update check, and a notice with its own confirmation', async () => {
+    const res = await openTab(page, mode, 'other');
+    expect(res?.status()).toBe(200);
+    expect(await page.getByTestId('system-version').textContent()).toMatch(/^v\d/);
+    await post(page, () => page.getByRole('button', { name: '检查更新' }).click());
+    await expect.poll(() => page.getByTestId('update-result').textContent()).toBe('检查更新失败，请稍后再试');
+    if (mode === 'nojs') await openTab(page, mode, 'other');
+    const notice = `maintenance ${p}\nsecond line`;
+    await page.getByLabel('公告', { exact: true }).fill(notice);
+    await save(page, 'option:notice');
+    await expect.poll(() => toast(page).first().textContent()).toContain('公告已更新');
+    expect(await stored('Notice')).toBe(notice);
+    // Another form's unchanged field saves nothing.
+    await openTab(page, mode, 'other');
+    await save(page, 'option:about');
+    await expect.poll(() => page.getByTestId('about-error').textContent()).toBe('你似乎并没有修改什么');
+    expect(await stored('About')).toBeUndefined();
+  });
+
+  it('other: refuses an API address list that is not JSON', async () => {
+    await openTab(page, mode, 'other');
+    await page.locator('[name="apiAddressList"]').fill('[{"title": ');
+    await save(page, 'option:apiAddressList');
+    await expect
+      .poll(() => page.getByTestId('opt-apiAddressList-apiAddressList-error').textContent())
+      .toBe('apiAddressList：不是合法的 JSON 字符串');
+    expect(await stored('apiAddressList')).toBeUndefined();
   });
 });

@@ -3,9 +3,10 @@
  * forms here; the page's action (app/routes/setting.tsx) hands a matching post to `optionFormAction`.
  */
 import { OPTION_INTENT_PREFIX, type OptionFormSpec } from '#app/domain/settings/option-form.server.ts';
+import { OTHER_FORMS } from '#app/domain/settings/other.server.ts';
 import { RATELIMIT_FORMS } from '#app/domain/settings/ratelimit.server.ts';
 
-export const OPTION_FORMS: readonly OptionFormSpec[] = [...RATELIMIT_FORMS];
+export const OPTION_FORMS: readonly OptionFormSpec[] = [...RATELIMIT_FORMS, ...OTHER_FORMS];
 
 export function findOptionForm(intent: string): OptionFormSpec | null {
   if (!intent.startsWith(OPTION_INTENT_PREFIX)) return null;
