@@ -264,3 +264,84 @@ describe('other tab', () => {
     expect(denied.init?.status).toBe(403);
   });
 });
+
+describe('pay tab', () => {
+  const PLAN = (price: string, min: string, products: string[], topups: string[]): [string, string][] => [
+    ['intent', 'option:payPlan'],
+    ['Price', price],
+    ['MinTopUp', min],
+    ...products.map((v): [string, string] => ['ProductConfig', v]),
+    ...topups.map((v): [string, string] => ['TopupConfig', v]),
+  ];
+
+  it('lists the defaults, never a secret, and says whether each secret is set', async () => {
+    await options.set('AlipayPrivateKey', 'PRIVATE-KEY-TEXT', 1);
+    const page = (await loader(args(req('/setting?tab=pay', adminToken)))) as unknown as Reply;
+    expect(page.data.pay).toMatchObject({
+      values: { Price: '7.3', MinTopUp: '1', ProductConfig: '[]', TopupConfig: '[]', AlipayPrivateKey: '' },
+      secretsSet: {
+        AlipayPrivateKey: true,
+        AlipayPublicKey: false,
+        WeChatPayApiV3Key: false,
+        WeChatPayApiCertKey: false,
+      },
+    });
+    expect(JSON.stringify(page.data)).not.toContain('PRIVATE-KEY-TEXT');
+  });
+
+  it('saves the plan lists from one input per amount, blank inputs left out', async () => {
+    const res = (await action(
+      args(req('/setting?tab=pay', adminToken, PLAN('7.3', '1', ['10', '', '20.5', ''], ['5', '0.01', '']))),
+    )) as Response;
+    expect(await toastOf(res)).toBe('Top-up plans updated');
+    expect(options.get('ProductConfig')).toEqual([10, 20.5]);
+    expect(options.get('TopupConfig')).toEqual([5, 0.01]);
+    expect(await audited()).toEqual(['ProductConfig', 'TopupConfig']);
+    const same = (await action(
+      args(req('/setting?tab=pay', adminToken, PLAN('7.30', '1', ['10', '20.50', ''], ['5', '0.01']))),
+    )) as unknown as Reply;
+    expect(same.data.error).toBe('You seem to have changed nothing');
+  });
+
+  it('refuses MinTopUp below 1 and a negative amount, saving nothing', async () => {
+    const min = (await action(
+      args(req('/setting?tab=pay', adminToken, PLAN('8', '0', ['1'], []))),
+    )) as unknown as Reply;
+    expect(min.init?.status).toBe(400);
+    expect(min.data.error).toBe('MinTopUp: must be at least 1');
+    const negative = (await action(
+      args(req('/setting?tab=pay', adminToken, PLAN('8', '2', ['-1'], []))),
+    )) as unknown as Reply;
+    expect(negative.data.fieldErrors).toHaveProperty('ProductConfig');
+    expect(await audited()).toEqual([]);
+    expect(options.get('Price')).toBe(7.3);
+  });
+
+  it('keeps a secret when its field is left empty and replaces it when filled', async () => {
+    await options.set('WeChatPayApiV3Key', 'old-v3-key', 1);
+    const form = (key: string, mch: string): [string, string][] => [
+      ['intent', 'option:wechatPay'],
+      ['WeChatPayAppId', 'wx123'],
+      ['WeChatPayMchId', mch],
+      ['WeChatPayCertSerial', ''],
+      ['WeChatPayNotifyUrl', ''],
+      ['WeChatPayApiV3Key', key],
+      ['WeChatPayApiCertKey', ''],
+    ];
+    const kept = (await action(args(req('/setting?tab=pay', adminToken, form('', '1900'))))) as Response;
+    expect(await toastOf(kept)).toBe('WeChat Pay settings updated');
+    expect(options.getRaw('WeChatPayApiV3Key')).toBe('old-v3-key');
+    expect(options.getRaw('WeChatPayApiCertKey')).toBe('');
+    await action(args(req('/setting?tab=pay', adminToken, form('new-v3-key', '1900'))));
+    expect(options.getRaw('WeChatPayApiV3Key')).toBe('new-v3-key');
+    // The first entry is the setup's own write.
+    expect(await audited()).toEqual([
+      'WeChatPayApiV3Key',
+      'WeChatPayAppId',
+      'WeChatPayMchId',
+      'WeChatPayApiV3Key',
+    ]);
+    const audits = await db.orm.em.fork().find(AuditEntry, {});
+    expect(JSON.stringify(audits)).not.toContain('new-v3-key');
+  });
+});

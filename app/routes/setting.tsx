@@ -15,6 +15,7 @@ import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { ModelTab } from '#app/components/settings/model-tab.tsx';
 import { ModelsTab } from '#app/components/settings/models-tab.tsx';
 import { OtherTab } from '#app/components/settings/other-tab.tsx';
+import { PayTab } from '#app/components/settings/pay-tab.tsx';
 import { RatelimitTab } from '#app/components/settings/ratelimit-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
@@ -51,6 +52,7 @@ import {
 } from '#app/domain/settings/models-settings.server.ts';
 import { optionFormAction } from '#app/domain/settings/option-form.server.ts';
 import { CHECK_UPDATE_INTENT, checkUpdateAction, loadOtherTab } from '#app/domain/settings/other.server.ts';
+import { loadPayTab } from '#app/domain/settings/pay.server.ts';
 import { loadRatelimitTab } from '#app/domain/settings/ratelimit.server.ts';
 import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
@@ -101,6 +103,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         modelsSettings: tab === 'models' && isAdmin ? loadModelsSettings(ctx.options) : null,
         ratelimit: tab === 'ratelimit' && isAdmin ? loadRatelimitTab(ctx.options) : null,
         other: tab === 'other' && isAdmin ? loadOtherTab(ctx.options, services) : null,
+        pay: tab === 'pay' && isAdmin ? loadPayTab(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -119,6 +122,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     modelsSettings: null,
     ratelimit: null,
     other: null,
+    pay: null,
   };
 }
 
@@ -247,8 +251,19 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function SettingsPage() {
-  const { tab, isAdmin, forbidden, personal, dialog, email, modelTab, modelsSettings, ratelimit, other } =
-    useLoaderData<typeof loader>();
+  const {
+    tab,
+    isAdmin,
+    forbidden,
+    personal,
+    dialog,
+    email,
+    modelTab,
+    modelsSettings,
+    ratelimit,
+    other,
+    pay,
+  } = useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
   return (
@@ -279,6 +294,8 @@ export default function SettingsPage() {
         <RatelimitTab data={ratelimit} />
       ) : other ? (
         <OtherTab data={other} />
+      ) : pay ? (
+        <PayTab data={pay} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

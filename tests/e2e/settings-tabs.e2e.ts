@@ -1,5 +1,5 @@
 /**
- * Settings "ratelimit" and "other" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
+ * Settings "ratelimit", "other" and "pay" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
  * changes a key and sees the form's confirmation, saving again says 'you seem to have changed nothing', a bad
  * value is refused with the registry's message next to its field and nothing is stored, and the update check
  * answers 'failed to check for updates' (the suite's RELEASES_URL points at a closed port, as when offline).
@@ -22,6 +22,12 @@ const TOUCHED = [
   'ModelRequestRateLimitDurationMinutes',
   'Notice',
   'About',
+  'Price',
+  'MinTopUp',
+  'ProductConfig',
+  'TopupConfig',
+  'AlipayAppId',
+  'AlipayPrivateKey',
 ];
 
 beforeAll(async () => {
@@ -123,5 +129,41 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
       .poll(() => page.getByTestId('opt-apiAddressList-apiAddressList-error').textContent())
       .toBe('apiAddressList：不是合法的 JSON 字符串');
     expect(await stored('apiAddressList')).toBeUndefined();
+  });
+  it('pay: plan amounts as one input each, MinTopUp >= 1, a write-only secret', async () => {
+    const res = await openTab(page, mode, 'pay');
+    expect(res?.status()).toBe(200);
+    expect(await page.getByLabel('充值价格（x 元/美金）').inputValue()).toMatch(/^7\.3$|^\d/);
+    await page.getByLabel('卡密充值方案（美元） 第 1 项').fill(mode === 'js' ? '10' : '20');
+    await page.getByLabel('卡密充值方案（美元） 第 2 项').fill('50.5');
+    await save(page, 'option:payPlan');
+    await expect.poll(() => toast(page).first().textContent()).toContain('充值方案已更新');
+    expect(JSON.parse((await stored('ProductConfig')) ?? '[]')).toEqual([mode === 'js' ? 10 : 20, 50.5]);
+    await openTab(page, mode, 'pay');
+    await page.getByLabel('最低充值美元数量').fill('0');
+    await save(page, 'option:payPlan');
+    await expect
+      .poll(() => page.getByTestId('opt-payPlan-MinTopUp-error').textContent())
+      .toBe('MinTopUp：不能小于 1');
+    expect(await stored('MinTopUp')).toBeUndefined();
+
+    await openTab(page, mode, 'pay');
+    const key = page.getByLabel('支付宝应用私钥');
+    expect(await key.inputValue()).toBe('');
+    await key.fill(`pk-${p}`);
+    await page.getByLabel('支付宝 AppID').fill(`app-${p}`);
+    await save(page, 'option:alipay');
+    await expect.poll(() => toast(page).first().textContent()).toContain('支付宝设置已更新');
+    expect(await stored('AlipayPrivateKey')).toBeDefined();
+    const sealed = await stored('AlipayPrivateKey');
+    await openTab(page, mode, 'pay');
+    // The secret is never sent back: the field is empty and says it is set; left empty it is kept.
+    expect(await page.getByLabel('支付宝应用私钥').inputValue()).toBe('');
+    expect(await page.getByLabel('支付宝应用私钥').getAttribute('data-secret-set')).toBe('true');
+    expect(await page.content()).not.toContain(`pk-${p}`);
+    await page.getByLabel('支付宝 AppID').fill(`app2-${p}`);
+    await save(page, 'option:alipay');
+    await expect.poll(() => stored('AlipayAppId')).toBe(`app2-${p}`);
+    expect(await stored('AlipayPrivateKey')).toBe(sealed);
   });
 });

@@ -192,3 +192,44 @@ export function OptionSecret({ name, label, help }: FieldProps) {
     </div>
   );
 }
+
+/** Blank inputs after the stored amounts, for adding amounts without JavaScript. */
+const BLANK_AMOUNTS = 3;
+
+/**
+ * A JSON list of amounts edited as one number input per amount (>= 0, step 0.01) plus blank ones to add;
+ * the server builds the array from the non-empty inputs (`numberLists` of the form's spec).
+ */
+export function OptionNumberList({ name, label, help }: FieldProps) {
+  const { t } = useTranslation('settings');
+  const { id, value, error } = useField(name);
+  let amounts: unknown[] = [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed)) amounts = parsed;
+  } catch {
+    amounts = [];
+  }
+  const slots = [...amounts.map((a) => String(a)), ...Array.from({ length: BLANK_AMOUNTS }, () => '')];
+  return (
+    <fieldset className="option-field option-list" aria-describedby={describedBy(id, help, error)}>
+      <legend id={`${id}-legend`}>{label}</legend>
+      <div className="option-list-items">
+        {slots.map((amount, i) => (
+          <input
+            key={i}
+            type="number"
+            name={name}
+            min={0}
+            step={0.01}
+            defaultValue={amount}
+            aria-label={t('payTab.amount', { list: label, n: i + 1 })}
+            aria-invalid={error ? true : undefined}
+            data-testid={`${id}-${i}`}
+          />
+        ))}
+      </div>
+      <Described id={id} help={help} error={error} />
+    </fieldset>
+  );
+}

@@ -44,6 +44,11 @@ export type OptionFormSpec = {
   readonly keys: readonly OptionKey[];
   /** i18n key of the success message; the generic 'saved' when absent. */
   readonly saved?: string;
+  /**
+   * JSON number-list keys edited as one number input per amount (ProductConfig, TopupConfig): the posted values
+   * (empty inputs left out) make the JSON array that is stored.
+   */
+  readonly numberLists?: readonly OptionKey[];
 };
 
 export const OPTION_INTENT_PREFIX = 'option:';
@@ -78,6 +83,14 @@ export function loadOptionValues(
 export function readOptionForm(spec: OptionFormSpec, form: FormData): Partial<Record<OptionKey, string>> {
   const out: Partial<Record<OptionKey, string>> = {};
   for (const key of spec.keys) {
+    if (spec.numberLists?.includes(key) && form.has(key)) {
+      const amounts = form
+        .getAll(key)
+        .filter((v): v is string => typeof v === 'string' && v.trim() !== '')
+        .map((v) => (/^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v.trim()));
+      out[key] = JSON.stringify(amounts);
+      continue;
+    }
     const last = form.getAll(key).at(-1);
     if (typeof last === 'string') out[key] = last.replace(/\r\n?/g, '\n');
   }

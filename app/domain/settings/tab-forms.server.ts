@@ -4,9 +4,10 @@
  */
 import { OPTION_INTENT_PREFIX, type OptionFormSpec } from '#app/domain/settings/option-form.server.ts';
 import { OTHER_FORMS } from '#app/domain/settings/other.server.ts';
+import { PAY_FORMS } from '#app/domain/settings/pay.server.ts';
 import { RATELIMIT_FORMS } from '#app/domain/settings/ratelimit.server.ts';
 
-export const OPTION_FORMS: readonly OptionFormSpec[] = [...RATELIMIT_FORMS, ...OTHER_FORMS];
+export const OPTION_FORMS: readonly OptionFormSpec[] = [...RATELIMIT_FORMS, ...OTHER_FORMS, ...PAY_FORMS];
 
 export function findOptionForm(intent: string): OptionFormSpec | null {
   if (!intent.startsWith(OPTION_INTENT_PREFIX)) return null;
