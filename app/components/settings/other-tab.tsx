@@ -48,7 +48,7 @@ function UpdateResult({ update }: { update: UpdateCheck }) {
 function SystemInfo({ data }: { data: OtherTabData }) {
   const { t, i18n } = useTranslation('settings');
   const raw = useActionData() as CheckUpdateReply | undefined;
-  const reply = raw?.intent === CHECK_UPDATE ? raw : undefined;
+  const reply = raw?.intent === CHECK_UPDATE && raw.update ? raw : undefined;
   const navigation = useNavigation();
   const busy = navigation.state !== 'idle' && navigation.formData?.get('intent') === CHECK_UPDATE;
   const started = new Date(data.startTime * 1000);

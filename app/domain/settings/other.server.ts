@@ -6,13 +6,18 @@
  * The update check asks a releases URL that answers GitHub's "latest release" JSON (`tag_name`, `html_url`,
  * `body`, `published_at`): RELEASES_URL (server/config.ts), GitHub's API for the project by default.
  */
+import { data } from '@remix-run/node';
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
+import { ForbiddenError } from '#app/domain/errors.ts';
 import {
   loadOptionValues,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
 import { type OptionsCtx, requireOptionsAdmin } from '#app/domain/settings/options.server.ts';
+import { getFixedT } from '#app/i18n/i18n.server.ts';
+import type { ConsoleServices } from '#app/services.server.ts';
 
 export const DEFAULT_RELEASES_URL =
   'https://api.github.com/repos/switchyard-gateway/switchyard/releases/latest';
@@ -119,4 +124,17 @@ export async function checkUpdateAction(
     intent: CHECK_UPDATE_INTENT,
     update: await checkForUpdate(system.releasesUrl ?? DEFAULT_RELEASES_URL, system.version),
   };
+}
+
+/** The page's answer to the update check: the result, or 403 with the message for a non-admin. */
+export async function checkUpdatePageAction(request: Request, services: ConsoleServices, user: SessionUser) {
+  const t = await getFixedT(request);
+  try {
+    return data(await checkUpdateAction({ actor: user, t }, services), {
+      headers: { 'Cache-Control': 'no-store' },
+    });
+  } catch (error) {
+    if (!(error instanceof ForbiddenError)) throw error;
+    return data({ intent: CHECK_UPDATE_INTENT, error: error.message }, { status: 403 });
+  }
 }
