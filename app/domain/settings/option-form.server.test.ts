@@ -159,6 +159,12 @@ describe('option form mechanics', () => {
     expect(options.getRaw('Notice')).toBe('');
   });
 
+  it('keeps text as typed (leading spaces of Markdown) while numbers are trimmed', async () => {
+    await saveOptionForm(ctxFor(), SPEC, { Notice: '    code block\n', DataExportInterval: ' 7 ' });
+    expect(options.getRaw('Notice')).toBe('    code block\n');
+    expect(options.getRaw('DataExportInterval')).toBe('7');
+  });
+
   it('refuses a non-admin and NUL text', async () => {
     await expect(saveOptionForm(ctxFor(Role.User), SPEC, { Notice: 'x' })).rejects.toBeInstanceOf(
       ForbiddenError,

@@ -112,7 +112,8 @@ function changedKeys(
     // A write-only secret left empty means "unchanged" (seed 000 §5).
     if (def.secret && posted === '') continue;
     refuseUnstorableText(ctx.t, { [key]: posted });
-    const text = inputText(ctx, key, def.type === 'json' || def.secret ? posted : posted.trim());
+    // Text is kept as typed (Markdown and HTML may mean their spaces); numbers are trimmed by the registry.
+    const text = inputText(ctx, key, posted);
     try {
       const { raw, value } = normalizeOptionInput(key, text);
       const same =
