@@ -24,6 +24,8 @@ export type ConsoleServices = {
   version: string;
   /** unix seconds */
   startedAt: number;
+  /** RELEASES_URL: GitHub-style "latest release" JSON for the settings page's update check. */
+  releasesUrl?: string;
   /**
    * Limiter of the critical endpoints and of the login back-off per account (Redis-backed when REDIS_URL is set). Optional so that services built
    * in tests need not carry one: a process-wide in-memory limiter is used then.

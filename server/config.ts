@@ -74,6 +74,8 @@ const ConsoleEnv = z.object({
       }
       return origins;
     }),
+  /** GitHub "latest release" JSON asked by the settings page's update check (tests point it at a fake). */
+  RELEASES_URL: z.url().default('https://api.github.com/repos/switchyard-gateway/switchyard/releases/latest'),
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),

@@ -121,6 +121,7 @@ export async function startConsole(
     relay,
     version: await readVersion(),
     startedAt: Math.floor(Date.now() / 1000),
+    releasesUrl: config.RELEASES_URL,
     limiter,
     auth: {
       trustProxy: config.TRUST_PROXY,

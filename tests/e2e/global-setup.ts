@@ -144,6 +144,8 @@ export default async function setup(project: TestProject) {
     DATABASE_URL: db.url,
     REDIS_URL: redisURL,
     TURNSTILE_VERIFY_URL: turnstile.url,
+    // Nothing listens there: the update check answers 'failed to check for updates' as when offline.
+    RELEASES_URL: 'http://127.0.0.1:9/releases/latest',
     // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
     // default) is covered by unit tests, so here it must not throttle the suite.
     CRITICAL_RATE_LIMIT: '100000',

@@ -50,7 +50,7 @@ const NO_TRAILING_SLASH: readonly OptionKey[] = ['ServerAddress', 'WorkerUrl'];
  * The value as the registry reads it. new-api's frontend sends every value as a string (booleans as
  * 'true' / 'false'); scripts may send numbers and booleans, and a JSON option may come as the object itself.
  */
-function inputText(ctx: Pick<OptionsCtx, 't'>, key: OptionKey, value: unknown): string {
+export function inputText(ctx: Pick<OptionsCtx, 't'>, key: OptionKey, value: unknown): string {
   if (typeof value === 'string')
     return NO_TRAILING_SLASH.includes(key) ? value.trim().replace(/\/+$/, '') : value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);

@@ -1,0 +1,235 @@
+/**
+ * One option form of an admin settings tab (ADR 023): a card with its title, fields named by option key and its
+ * own save button posting `intent=option:<id>` to /setting?tab=<tab>. A plain POST form (works without
+ * JavaScript; with it Remix submits the same form by fetch). The server saves only the changed keys and answers
+ * 'you seem to have changed nothing', 'partial save failed, please retry' or the form's confirmation (toast).
+ * Fields read the stored value, or what was typed when the server refused it, and show the key's error.
+ */
+import { Form, useActionData, useNavigation } from '@remix-run/react';
+import { createContext, type ReactNode, useContext } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
+import type { OptionFormReply, OptionFormValues } from '#app/domain/settings/option-form.server.ts';
+
+type FormState = { id: string; data: OptionFormValues; reply: OptionFormReply | undefined };
+const FormContext = createContext<FormState | null>(null);
+
+const fieldId = (formId: string, key: string) => `opt-${formId}-${key.replace(/\./g, '-')}`;
+
+export function useOptionReply(intent: string): OptionFormReply | undefined {
+  const raw = useActionData() as OptionFormReply | undefined;
+  return raw?.intent === intent ? raw : undefined;
+}
+
+export function OptionForm({
+  tab,
+  id,
+  title,
+  data,
+  saveLabel,
+  children,
+}: {
+  tab: string;
+  id: string;
+  title: string;
+  data: OptionFormValues;
+  saveLabel?: string;
+  children: ReactNode;
+}) {
+  const { t } = useTranslation('settings');
+  const intent = `option:${id}`;
+  const reply = useOptionReply(intent);
+  const navigation = useNavigation();
+  const busy = navigation.state !== 'idle' && navigation.formData?.get('intent') === intent;
+  const titleId = `${fieldId(id, 'title')}`;
+  return (
+    <FormContext.Provider value={{ id, data, reply }}>
+      <section className="card option-form" aria-labelledby={titleId}>
+        <h2 id={titleId}>{title}</h2>
+        <Form method="post" action={`/setting?tab=${tab}`} className="settings-form" noValidate>
+          {reply?.error ? (
+            <p className="form-error" role="alert" data-testid={`${id}-error`}>
+              {reply.error}
+            </p>
+          ) : null}
+          {children}
+          <div>
+            <Button type="submit" variant="primary" name="intent" value={intent} isDisabled={busy}>
+              {saveLabel ?? t('optionForm.save')}
+            </Button>
+          </div>
+        </Form>
+      </section>
+    </FormContext.Provider>
+  );
+}
+
+type FieldProps = {
+  name: string;
+  label: string;
+  help?: string;
+};
+
+function useField(name: string) {
+  const state = useContext(FormContext);
+  if (!state) throw new Error('option fields belong inside <OptionForm>');
+  const id = fieldId(state.id, name);
+  const value = state.reply?.values?.[name] ?? state.data.values[name] ?? '';
+  const error = state.reply?.fieldErrors?.[name]?.[0];
+  return { id, value, error, secretSet: state.data.secretsSet[name] ?? false };
+}
+
+function Described({ id, help, error }: { id: string; help?: string; error?: string }) {
+  return (
+    <>
+      {help ? (
+        <span id={`${id}-help`} className="field-hint">
+          {help}
+        </span>
+      ) : null}
+      {error ? (
+        <span id={`${id}-error`} className="form-error" role="alert" data-testid={`${id}-error`}>
+          {error}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+const describedBy = (id: string, help?: string, error?: string) =>
+  [help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+
+/** A one-line text or number input. */
+export function OptionInput({
+  name,
+  label,
+  help,
+  type = 'text',
+  min,
+  step,
+}: FieldProps & { type?: 'text' | 'number' | 'url'; min?: number; step?: number | 'any' }) {
+  const { id, value, error } = useField(name);
+  return (
+    <div className="option-field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        name={name}
+        type={type}
+        min={min}
+        step={step}
+        defaultValue={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, help, error)}
+      />
+      <Described id={id} help={help} error={error} />
+    </div>
+  );
+}
+
+/** A multi-line text (Markdown, HTML, JSON). */
+export function OptionTextArea({ name, label, help, rows = 6 }: FieldProps & { rows?: number }) {
+  const { id, value, error } = useField(name);
+  return (
+    <div className="option-field">
+      <label htmlFor={id}>{label}</label>
+      <textarea
+        id={id}
+        name={name}
+        rows={rows}
+        defaultValue={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, help, error)}
+      />
+      <Described id={id} help={help} error={error} />
+    </div>
+  );
+}
+
+/** A boolean option: an unchecked box posts nothing, so a hidden 'false' comes first and 'true' wins. */
+export function OptionSwitch({ name, label, help }: FieldProps) {
+  const { id, value, error } = useField(name);
+  return (
+    <div className="option-field">
+      <input type="hidden" name={name} value="false" />
+      <label htmlFor={id} className="inline">
+        <input
+          id={id}
+          type="checkbox"
+          name={name}
+          value="true"
+          defaultChecked={value === 'true'}
+          aria-describedby={describedBy(id, help, error)}
+        />{' '}
+        {label}
+      </label>
+      <Described id={id} help={help} error={error} />
+    </div>
+  );
+}
+
+/** A write-only secret: always empty, says whether a value is stored; left empty it is not sent (kept). */
+export function OptionSecret({ name, label, help }: FieldProps) {
+  const { t } = useTranslation('settings');
+  const { id, error, secretSet } = useField(name);
+  const state = secretSet ? t('optionForm.secretSet') : t('optionForm.secretUnset');
+  const hint = help ? `${state}. ${help}` : state;
+  return (
+    <div className="option-field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        name={name}
+        type="password"
+        autoComplete="new-password"
+        defaultValue=""
+        placeholder={secretSet ? '••••••••' : ''}
+        data-secret-set={secretSet ? 'true' : 'false'}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+      />
+      <Described id={id} help={hint} error={error} />
+    </div>
+  );
+}
+
+/** Blank inputs after the stored amounts, for adding amounts without JavaScript. */
+const BLANK_AMOUNTS = 3;
+
+/**
+ * A JSON list of amounts edited as one number input per amount (>= 0, step 0.01) plus blank ones to add;
+ * the server builds the array from the non-empty inputs (`numberLists` of the form's spec).
+ */
+export function OptionNumberList({ name, label, help }: FieldProps) {
+  const { t } = useTranslation('settings');
+  const { id, value, error } = useField(name);
+  let amounts: unknown[] = [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed)) amounts = parsed;
+  } catch {
+    amounts = [];
+  }
+  const slots = [...amounts.map((a) => String(a)), ...Array.from({ length: BLANK_AMOUNTS }, () => '')];
+  return (
+    <fieldset className="option-field option-list" aria-describedby={describedBy(id, help, error)}>
+      <legend id={`${id}-legend`}>{label}</legend>
+      <div className="option-list-items">
+        {slots.map((amount, i) => (
+          <input
+            key={i}
+            type="number"
+            name={name}
+            min={0}
+            step={0.01}
+            defaultValue={amount}
+            aria-label={t('payTab.amount', { list: label, n: i + 1 })}
+            aria-invalid={error ? true : undefined}
+            data-testid={`${id}-${i}`}
+          />
+        ))}
+      </div>
+      <Described id={id} help={help} error={error} />
+    </fieldset>
+  );
+}
