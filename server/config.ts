@@ -75,7 +75,8 @@ const ConsoleEnv = z.object({
       return origins;
     }),
   /** GitHub "latest release" JSON asked by the settings page's update check (tests point it at a fake). */
-  RELEASES_URL: z.url().default('https://api.github.com/repos/switchyard-gateway/switchyard/releases/latest'),
+  /** GitHub-style "latest release" JSON for the settings' update check; unset: the check says it is not configured. */
+  RELEASES_URL: z.url().optional(),
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),

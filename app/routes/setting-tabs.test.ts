@@ -258,6 +258,12 @@ describe('other tab', () => {
       args(req('/setting?tab=other', adminToken, [['intent', 'checkUpdate']])),
     )) as unknown as Reply;
     expect(offline.data.update).toEqual({ kind: 'failed' });
+    // Without RELEASES_URL nothing is asked: the tab says the check is not configured.
+    services.releasesUrl = undefined;
+    const unset = (await action(
+      args(req('/setting?tab=other', adminToken, [['intent', 'checkUpdate']])),
+    )) as unknown as Reply;
+    expect(unset.data.update).toEqual({ kind: 'unconfigured' });
     const denied = (await action(
       args(req('/setting?tab=other', userToken, [['intent', 'checkUpdate']])),
     )) as unknown as Reply;

@@ -15,6 +15,12 @@ export type CheckUpdateReply = { intent: typeof CHECK_UPDATE; update: UpdateChec
 
 function UpdateResult({ update }: { update: UpdateCheck }) {
   const { t } = useTranslation('settings');
+  if (update.kind === 'unconfigured')
+    return (
+      <p role="status" data-testid="update-result">
+        {t('otherTab.updateUnconfigured')}
+      </p>
+    );
   if (update.kind === 'failed')
     return (
       <p className="form-error" role="alert" data-testid="update-result">

@@ -4,7 +4,8 @@
  * API address list, Notice, SystemName, Logo, HomePageContent, About, Footer.
  *
  * The update check asks a releases URL that answers GitHub's "latest release" JSON (`tag_name`, `html_url`,
- * `body`, `published_at`): RELEASES_URL (server/config.ts), GitHub's API for the project by default.
+ * `body`, `published_at`): RELEASES_URL (server/config.ts). It has no default: a deployment names the repository
+ * it follows (e.g. https://api.github.com/repos/<owner>/<repo>/releases/latest); unset, the check says so.
  */
 import { data } from '@remix-run/node';
 import type { OptionService } from '@switchyard/db/options/service.ts';
@@ -19,8 +20,6 @@ import { type OptionsCtx, requireOptionsAdmin } from '#app/domain/settings/optio
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
-export const DEFAULT_RELEASES_URL =
-  'https://api.github.com/repos/switchyard-gateway/switchyard/releases/latest';
 export const CHECK_UPDATE_INTENT = 'checkUpdate';
 const UPDATE_TIMEOUT_MS = 5000;
 
@@ -57,7 +56,9 @@ export function loadOtherTab(
 export type UpdateCheck =
   | { kind: 'latest'; current: string }
   | { kind: 'newer'; current: string; tag: string; url: string; notes: string; publishedAt: string }
-  | { kind: 'failed' };
+  | { kind: 'failed' }
+  /** RELEASES_URL is not set: nothing to ask. */
+  | { kind: 'unconfigured' };
 
 /** Numeric parts of 'v1.2.3' / '1.2' (pre-release suffixes ignored); null when the text is not a version. */
 function versionParts(text: string): number[] | null {
@@ -122,7 +123,9 @@ export async function checkUpdateAction(
   requireOptionsAdmin(ctx);
   return {
     intent: CHECK_UPDATE_INTENT,
-    update: await checkForUpdate(system.releasesUrl ?? DEFAULT_RELEASES_URL, system.version),
+    update: system.releasesUrl
+      ? await checkForUpdate(system.releasesUrl, system.version)
+      : { kind: 'unconfigured' },
   };
 }
 

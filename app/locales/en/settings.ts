@@ -42,6 +42,7 @@ const settings: SettingsResources = {
     checkUpdate: 'Check for updates',
     latest: 'Already the latest version',
     updateFailed: 'Failed to check for updates, please try again later',
+    updateUnconfigured: 'The update check is not configured: set RELEASES_URL (a GitHub-style releases URL)',
     newer: 'New version available: {{tag}} (current {{current}})',
     releaseLink: 'Release notes',
     general: 'General',

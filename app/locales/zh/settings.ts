@@ -41,6 +41,7 @@ const settings = {
     checkUpdate: '检查更新',
     latest: '已是最新版本',
     updateFailed: '检查更新失败，请稍后再试',
+    updateUnconfigured: '未配置更新检查地址：请设置环境变量 RELEASES_URL（GitHub 发布接口格式）',
     newer: '发现新版本：{{tag}}（当前 {{current}}）',
     releaseLink: '查看发布说明',
     general: '通用设置',
