@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
+import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
@@ -14,6 +15,7 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
 import { getToast } from '#app/utils/toast.server.ts';
+import { action as clearAction, loader as clearLoader } from './log.clear.tsx';
 import { action, loader } from './setting.tsx';
 
 let db: TestDatabase;
@@ -349,5 +351,163 @@ describe('pay tab', () => {
     ]);
     const audits = await db.orm.em.fork().find(AuditEntry, {});
     expect(JSON.stringify(audits)).not.toContain('new-v3-key');
+  });
+});
+
+describe('operation tab', () => {
+  const post = (form: [string, string][], lang = 'en') =>
+    action(args(req('/setting?tab=operation', adminToken, form, lang)));
+
+  it('lists every section key with the seed defaults; 403 for a non-admin', async () => {
+    const page = (await loader(args(req('/setting?tab=operation', adminToken)))) as unknown as Reply;
+    const values = (page.data.operation as { values: Record<string, string> }).values;
+    expect(values).toMatchObject({
+      TopUpLink: '',
+      QuotaPerUnit: '500000',
+      RetryTimes: '0',
+      DisplayInCurrencyEnabled: 'true',
+      DemoSiteEnabled: 'false',
+      PreConsumedQuota: '500',
+      ChannelDisableThreshold: '5',
+      QuotaRemindThreshold: '1000',
+      SensitiveWords: 'test_sensitive',
+      StopOnSensitiveEnabled: 'true',
+      LogConsumeEnabled: 'true',
+      GroupRatio: '{"default":1,"vip":1,"svip":1}',
+      DrawingEnabled: 'true',
+      MjForwardUrlEnabled: 'true',
+      DataExportInterval: '5',
+      DataExportDefaultTime: 'hour',
+      StreamCacheQueueLength: '0',
+    });
+    expect(Object.keys(values)).toHaveLength(38);
+    const denied = (await loader(args(req('/setting?tab=operation', userToken)))) as unknown as Reply;
+    expect(denied.init?.status).toBe(403);
+    expect(denied.data.operation).toBeNull();
+    const refused = (await action(
+      args(
+        req('/setting?tab=operation', userToken, [
+          ['intent', 'option:opQuota'],
+          ['QuotaForNewUser', '9'],
+        ]),
+      ),
+    )) as unknown as Reply;
+    expect(refused.init?.status).toBe(403);
+    expect(await audited()).toEqual([]);
+  });
+
+  it('saves only the changed keys of a section with its confirmation', async () => {
+    const general = (await post([
+      ['intent', 'option:opGeneral'],
+      ['TopUpLink', ''],
+      ['ChatLink', ''],
+      ['ChatLink2', ''],
+      ['QuotaPerUnit', '500000'],
+      ['RetryTimes', '3'],
+      ['DisplayInCurrencyEnabled', 'false'],
+      ['DisplayTokenStatEnabled', 'false'],
+      ['DisplayTokenStatEnabled', 'true'],
+      ['DefaultCollapseSidebar', 'false'],
+      ['DemoSiteEnabled', 'false'],
+      ['SelfUseModeEnabled', 'false'],
+      ['SelfUseModeEnabled', 'true'],
+    ])) as Response;
+    expect(general.headers.get('Location')).toBe('/setting?tab=operation');
+    expect(await toastOf(general)).toBe('General settings updated');
+    expect(await audited()).toEqual(['RetryTimes', 'DisplayInCurrencyEnabled', 'SelfUseModeEnabled']);
+    expect(options.get('RetryTimes')).toBe(3);
+    expect(options.get('DisplayInCurrencyEnabled')).toBe(false);
+    const quota = (await post(
+      [
+        ['intent', 'option:opQuota'],
+        ['QuotaForNewUser', '100000'],
+        ['PreConsumedQuota', '500'],
+      ],
+      'zh',
+    )) as Response;
+    expect(await toastOf(quota)).toBe('额度设置已更新');
+    expect(options.get('QuotaForNewUser')).toBe(100000);
+    const sensitive = (await post([
+      ['intent', 'option:opSensitive'],
+      ['CheckSensitiveOnCompletionEnabled', 'false'],
+      ['CheckSensitiveOnCompletionEnabled', 'true'],
+      ['SensitiveWords', 'alpha\r\nbeta'],
+    ])) as Response;
+    expect(await toastOf(sensitive)).toBe('Sensitive word settings updated');
+    expect(options.get('SensitiveWords')).toBe('alpha\nbeta');
+    const dashboard = (await post([
+      ['intent', 'option:opDashboard'],
+      ['DataExportEnabled', 'false'],
+      ['DataExportInterval', '10'],
+      ['DataExportDefaultTime', 'week'],
+    ])) as Response;
+    expect(await toastOf(dashboard)).toBe('Data dashboard settings updated');
+    expect(options.get('DataExportDefaultTime')).toBe('week');
+    const groups = (await post([
+      ['intent', 'option:opGroups'],
+      ['GroupRatio', '{"default":1,"vip":1.5}'],
+      ['UserUsableGroups', '{"default":"默认分组","vip":"vip分组"}'],
+    ])) as Response;
+    expect(await toastOf(groups)).toBe('Group settings updated');
+    expect(options.get('GroupRatio')).toEqual({ default: 1, vip: 1.5 });
+    expect((await audited()).slice(-1)).toEqual(['GroupRatio']);
+  });
+
+  it('refuses bad JSON and an export interval below 1 with the registry message, saving nothing', async () => {
+    const json = (await post([
+      ['intent', 'option:opGroups'],
+      ['GroupRatio', '{"default":1,"vip":2}'],
+      ['UserUsableGroups', '{"default":'],
+    ])) as unknown as Reply;
+    expect(json.init?.status).toBe(400);
+    expect(json.data).toMatchObject({
+      intent: 'option:opGroups',
+      error: 'UserUsableGroups: not a valid JSON string',
+      values: { UserUsableGroups: '{"default":' },
+    });
+    const chats = (await post([
+      ['intent', 'option:opChats'],
+      ['Chats', 'not json'],
+    ])) as unknown as Reply;
+    expect(chats.data.error).toBe('Chats: not a valid JSON string');
+    const interval = (await post([
+      ['intent', 'option:opDashboard'],
+      ['DataExportInterval', '0'],
+    ])) as unknown as Reply;
+    expect(interval.data.error).toBe('DataExportInterval: must be at least 1');
+    const same = (await post([
+      ['intent', 'option:opStream'],
+      ['StreamCacheQueueLength', '0'],
+    ])) as unknown as Reply;
+    expect(same.data.error).toBe('You seem to have changed nothing');
+    expect(await audited()).toEqual([]);
+    expect(options.get('GroupRatio')).toEqual({ default: 1, vip: 1, svip: 1 });
+  });
+
+  it('clears logs before a chosen time through /log/clear and comes back to the tab', async () => {
+    const em = db.orm.em.fork();
+    for (const createdAt of [1_000, 2_000, 3_000_000_000])
+      em.create(Log, { userId: 1, username: 'u', type: LogType.Consume, createdAt, content: '' } as never);
+    await em.flush();
+    const back = encodeURIComponent('/setting?tab=operation');
+    const none = (await clearLoader(
+      args(req(`/log/clear?before=&redirectTo=${back}`, adminToken)),
+    )) as unknown as Record<string, unknown>;
+    expect(none).toMatchObject({ error: 'Please select the log time', redirectTo: '/setting?tab=operation' });
+    const zh = (await clearLoader(
+      args(req(`/log/clear?before=&redirectTo=${back}`, adminToken, undefined, 'zh')),
+    )) as unknown as Record<string, unknown>;
+    expect(zh.error).toBe('请选择日志时间');
+    const res = (await clearAction(
+      args(
+        req('/log/clear', adminToken, [
+          ['before', '2000-01-01T00:00'],
+          ['redirectTo', '/setting?tab=operation'],
+        ]),
+      ),
+    )) as Response;
+    expect(res.headers.get('Location')).toBe('/setting?tab=operation');
+    expect(await toastOf(res)).toBe('Cleared 2 logs');
+    expect(await db.orm.em.fork().count(Log, {})).toBe(1);
   });
 });

@@ -10,6 +10,7 @@ import { Role } from '@switchyard/db/entities/user.ts';
 import { useTranslation } from 'react-i18next';
 import { ModelTab } from '#app/components/settings/model-tab.tsx';
 import { ModelsTab } from '#app/components/settings/models-tab.tsx';
+import { OperationTab } from '#app/components/settings/operation-tab.tsx';
 import { OtherTab } from '#app/components/settings/other-tab.tsx';
 import { PayTab } from '#app/components/settings/pay-tab.tsx';
 import { PersonalTab } from '#app/components/settings/personal-tab.tsx';
@@ -26,6 +27,7 @@ import {
   MODELS_INTENT,
   modelsSettingsAction,
 } from '#app/domain/settings/models-settings.server.ts';
+import { loadOperationTab } from '#app/domain/settings/operation.server.ts';
 import { optionFormAction } from '#app/domain/settings/option-form.server.ts';
 import {
   CHECK_UPDATE_INTENT,
@@ -81,6 +83,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         ratelimit: tab === 'ratelimit' && isAdmin ? loadRatelimitTab(ctx.options) : null,
         other: tab === 'other' && isAdmin ? loadOtherTab(ctx.options, services) : null,
         pay: tab === 'pay' && isAdmin ? loadPayTab(ctx.options) : null,
+        operation: tab === 'operation' && isAdmin ? loadOperationTab(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -100,6 +103,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     ratelimit: null,
     other: null,
     pay: null,
+    operation: null,
   };
 }
 
@@ -139,6 +143,7 @@ export default function SettingsPage() {
     ratelimit,
     other,
     pay,
+    operation,
   } = useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
@@ -172,6 +177,8 @@ export default function SettingsPage() {
         <OtherTab data={other} />
       ) : pay ? (
         <PayTab data={pay} />
+      ) : operation ? (
+        <OperationTab data={operation} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

@@ -1,5 +1,5 @@
 /**
- * Settings "ratelimit", "other" and "pay" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
+ * Settings "operation", "ratelimit", "other" and "pay" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
  * changes a key and sees the form's confirmation, saving again says 'you seem to have changed nothing', a bad
  * value is refused with the registry's message next to its field and nothing is stored, and the update check
  * answers 'failed to check for updates' (the suite's RELEASES_URL points at a closed port, as when offline).
@@ -28,6 +28,10 @@ const TOUCHED = [
   'TopupConfig',
   'AlipayAppId',
   'AlipayPrivateKey',
+  'QuotaForNewUser',
+  'RetryTimes',
+  'UserUsableGroups',
+  'DataExportInterval',
 ];
 
 beforeAll(async () => {
@@ -165,5 +169,47 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await save(page, 'option:alipay');
     await expect.poll(() => stored('AlipayAppId')).toBe(`app2-${p}`);
     expect(await stored('AlipayPrivateKey')).toBe(sealed);
+  });
+
+  it('operation: a section saves its changed keys, JSON and the export interval are refused, logs need a time', async () => {
+    const res = await openTab(page, mode, 'operation');
+    expect(res?.status()).toBe(200);
+    const quota = mode === 'js' ? '200000' : '100000';
+    await page.getByLabel('新用户初始额度').fill(quota);
+    await save(page, 'option:opQuota');
+    await expect.poll(() => toast(page).first().textContent()).toContain('额度设置已更新');
+    expect(await stored('QuotaForNewUser')).toBe(quota);
+    expect(await stored('PreConsumedQuota')).toBeUndefined();
+
+    await openTab(page, mode, 'operation');
+    const groups = page.getByLabel('用户可选分组');
+    await groups.fill('{"default":');
+    if (mode === 'js') {
+      await groups.blur();
+      await expect
+        .poll(() => page.getByTestId('opt-opGroups-UserUsableGroups-error').textContent())
+        .toBe('用户可选分组：不是合法的 JSON 字符串');
+    }
+    await save(page, 'option:opGroups');
+    await expect
+      .poll(() => page.getByTestId('opGroups-error').textContent())
+      .toBe('UserUsableGroups：不是合法的 JSON 字符串');
+    expect(await stored('UserUsableGroups')).toBeUndefined();
+
+    await openTab(page, mode, 'operation');
+    await page.getByLabel('数据看板更新间隔（分钟）').fill('0');
+    await save(page, 'option:opDashboard');
+    await expect
+      .poll(() => page.getByTestId('opt-opDashboard-DataExportInterval-error').textContent())
+      .toBe('DataExportInterval：不能小于 1');
+    expect(await stored('DataExportInterval')).toBeUndefined();
+
+    await openTab(page, mode, 'operation');
+    await Promise.all([
+      page.waitForURL(/\/log\/clear/),
+      page.getByRole('button', { name: '清除历史日志' }).click(),
+    ]);
+    await ready(page, mode);
+    await expect.poll(() => page.locator('p[role="alert"]').textContent()).toBe('请选择日志时间');
   });
 });

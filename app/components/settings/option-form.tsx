@@ -6,7 +6,7 @@
  * Fields read the stored value, or what was typed when the server refused it, and show the key's error.
  */
 import { Form, useActionData, useNavigation } from '@remix-run/react';
-import { createContext, type ReactNode, useContext } from 'react';
+import { createContext, type ReactNode, useContext, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '#app/components/ui/button.tsx';
 import type { OptionFormReply, OptionFormValues } from '#app/domain/settings/option-form.server.ts';
@@ -231,5 +231,69 @@ export function OptionNumberList({ name, label, help }: FieldProps) {
       </div>
       <Described id={id} help={help} error={error} />
     </fieldset>
+  );
+}
+
+/** One of a fixed list of values (the registry's `values`), with a label per value. */
+export function OptionSelect({
+  name,
+  label,
+  help,
+  choices,
+}: FieldProps & { choices: readonly { value: string; label: string }[] }) {
+  const { id, value, error } = useField(name);
+  return (
+    <div className="option-field">
+      <label htmlFor={id}>{label}</label>
+      <select
+        id={id}
+        name={name}
+        defaultValue={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, help, error)}
+      >
+        {choices.map((c) => (
+          <option key={c.value} value={c.value}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+      <Described id={id} help={help} error={error} />
+    </div>
+  );
+}
+
+/**
+ * A JSON text area checked on blur with JavaScript ('not a valid JSON string', seed 000 §5); the registry checks
+ * it again on save, so without JavaScript the server's message shows instead.
+ */
+export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?: number }) {
+  const { t } = useTranslation('settings');
+  const { id, value, error } = useField(name);
+  const [blurError, setBlurError] = useState('');
+  const shown = blurError || error;
+  return (
+    <div className="option-field">
+      <label htmlFor={id}>{label}</label>
+      <textarea
+        id={id}
+        name={name}
+        rows={rows}
+        defaultValue={value}
+        spellCheck={false}
+        onBlur={(e) => {
+          const text = e.currentTarget.value;
+          try {
+            JSON.parse(text);
+            setBlurError('');
+          } catch {
+            setBlurError(t('options.errors.invalidJson', { key: label }));
+          }
+        }}
+        aria-invalid={shown ? true : undefined}
+        aria-describedby={describedBy(id, help, shown)}
+      />
+      <Described id={id} help={help} error={shown} />
+    </div>
   );
 }

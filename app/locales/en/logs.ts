@@ -114,7 +114,7 @@ const logs: LogsResources = {
     unauthorized: 'Not signed in or the session expired, please sign in again',
     forbidden: 'You do not have permission for this action',
     userNotFound: 'User not found',
-    targetRequired: 'Choose the time before which logs are cleared',
+    targetRequired: 'Please select the log time',
   },
 };
 

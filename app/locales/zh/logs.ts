@@ -105,7 +105,7 @@ const logs = {
     unauthorized: '未登录或登录已过期，请重新登录',
     forbidden: '无权进行此操作，权限不足',
     userNotFound: '用户不存在',
-    targetRequired: '请选择要清除的截止时间',
+    targetRequired: '请选择日志时间',
   },
 };
 
