@@ -15,6 +15,7 @@ import { PayTab } from '#app/components/settings/pay-tab.tsx';
 import { PersonalTab } from '#app/components/settings/personal-tab.tsx';
 import { RatelimitTab } from '#app/components/settings/ratelimit-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
+import { SystemTab } from '#app/components/settings/system-tab.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import type { AccountCtx } from '#app/domain/account/account.server.ts';
 import { personalTabData } from '#app/domain/account/settings-page.server.ts';
@@ -35,6 +36,7 @@ import {
 import { loadPayTab } from '#app/domain/settings/pay.server.ts';
 import { personalAction } from '#app/domain/settings/personal.server.ts';
 import { loadRatelimitTab } from '#app/domain/settings/ratelimit.server.ts';
+import { loadSystemTab, TEST_MAIL_INTENT, testMailPageAction } from '#app/domain/settings/system.server.ts';
 import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
@@ -81,6 +83,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         ratelimit: tab === 'ratelimit' && isAdmin ? loadRatelimitTab(ctx.options) : null,
         other: tab === 'other' && isAdmin ? loadOtherTab(ctx.options, services) : null,
         pay: tab === 'pay' && isAdmin ? loadPayTab(ctx.options) : null,
+        system: tab === 'system' && isAdmin ? loadSystemTab(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -100,6 +103,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     ratelimit: null,
     other: null,
     pay: null,
+    system: null,
   };
 }
 
@@ -123,6 +127,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const optionForm = findOptionForm(intent);
   if (optionForm) return optionFormAction(request, services, user, optionForm, form);
   if (intent === CHECK_UPDATE_INTENT) return checkUpdatePageAction(request, services, user);
+  if (intent === TEST_MAIL_INTENT) return testMailPageAction(request, services, user);
   return personalAction(request, services, user, ctx, form);
 }
 
@@ -139,6 +144,7 @@ export default function SettingsPage() {
     ratelimit,
     other,
     pay,
+    system,
   } = useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
@@ -172,6 +178,8 @@ export default function SettingsPage() {
         <OtherTab data={other} />
       ) : pay ? (
         <PayTab data={pay} />
+      ) : system ? (
+        <SystemTab data={system} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}
