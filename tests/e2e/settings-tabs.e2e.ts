@@ -1,8 +1,9 @@
 /**
- * Settings "ratelimit", "other" and "pay" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
+ * Settings "ratelimit", "other", "pay" and "system" tabs (seed 000 §2, §4, §5, §8; ADR 023) with JavaScript on and off: an admin
  * changes a key and sees the form's confirmation, saving again says 'you seem to have changed nothing', a bad
  * value is refused with the registry's message next to its field and nothing is stored, and the update check
  * answers 'failed to check for updates' (the suite's RELEASES_URL points at a closed port, as when offline).
+ * Disabling password login asks first: a react-aria dialog with JavaScript, a confirmation step without.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Option } from '@switchyard/db/entities/option.ts';
@@ -28,6 +29,10 @@ const TOUCHED = [
   'TopupConfig',
   'AlipayAppId',
   'AlipayPrivateKey',
+  'ServerAddress',
+  'WorkerUrl',
+  'PasswordLoginEnabled',
+  'GitHubClientSecret',
 ];
 
 beforeAll(async () => {
@@ -165,5 +170,51 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await save(page, 'option:alipay');
     await expect.poll(() => stored('AlipayAppId')).toBe(`app2-${p}`);
     expect(await stored('AlipayPrivateKey')).toBe(sealed);
+  });
+
+  it('system: addresses lose their trailing slash; secrets are write-only', async () => {
+    const res = await openTab(page, mode, 'system');
+    expect(res?.status()).toBe(200);
+    await page.getByLabel('服务器地址', { exact: true }).fill(`https://${p}.example.com/`);
+    await page.getByLabel('Worker 代理地址').fill(`https://w${p}.example.com//`);
+    await save(page, 'option:systemGeneral');
+    await expect.poll(() => toast(page).first().textContent()).toContain('通用设置已更新');
+    expect(await stored('ServerAddress')).toBe(`https://${p}.example.com`);
+    expect(await stored('WorkerUrl')).toBe(`https://w${p}.example.com`);
+    await openTab(page, mode, 'system');
+    await page.getByLabel('GitHub Client Secret').fill(`gh-${p}`);
+    await save(page, 'option:systemGitHub');
+    await expect.poll(() => toast(page).first().textContent()).toContain('GitHub OAuth 设置已更新');
+    await openTab(page, mode, 'system');
+    expect(await page.getByLabel('GitHub Client Secret').inputValue()).toBe('');
+    expect(await page.getByLabel('GitHub Client Secret').getAttribute('data-secret-set')).toBe('true');
+    expect(await page.content()).not.toContain(`gh-${p}`);
+  });
+
+  it('system: disabling password login is confirmed first', async () => {
+    await openTab(page, mode, 'system');
+    const box = page.getByLabel('允许通过密码进行登录');
+    expect(await box.isChecked()).toBe(true);
+    await box.uncheck();
+    await save(page, 'option:systemLogin');
+    const ask = page.getByTestId('systemLogin-confirm');
+    await expect.poll(() => ask.textContent()).toContain('包括管理员');
+    expect(await stored('PasswordLoginEnabled')).not.toBe('false');
+    if (mode === 'js') {
+      expect(await page.getByRole('alertdialog').count()).toBe(1);
+      await ask.getByRole('button', { name: '取消', exact: true }).click();
+      await expect.poll(() => ask.count()).toBe(0);
+      expect(await stored('PasswordLoginEnabled')).not.toBe('false');
+      await save(page, 'option:systemLogin');
+      await expect.poll(() => ask.count()).toBe(1);
+    }
+    await post(page, () => page.getByRole('button', { name: '确认取消密码登录' }).click());
+    await expect.poll(() => toast(page).first().textContent()).toContain('登录设置已更新');
+    expect(await stored('PasswordLoginEnabled')).toBe('false');
+    // Enabling again needs no confirmation (and lets the other suites sign in with a password).
+    await openTab(page, mode, 'system');
+    await page.getByLabel('允许通过密码进行登录').check();
+    await save(page, 'option:systemLogin');
+    await expect.poll(() => stored('PasswordLoginEnabled')).toBe('true');
   });
 });

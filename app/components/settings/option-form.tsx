@@ -6,7 +6,7 @@
  * Fields read the stored value, or what was typed when the server refused it, and show the key's error.
  */
 import { Form, useActionData, useNavigation } from '@remix-run/react';
-import { createContext, type ReactNode, useContext, useState } from 'react';
+import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
 import { Dialog, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import { Button } from '#app/components/ui/button.tsx';
@@ -64,7 +64,7 @@ export function OptionForm({
           {children}
           {reply?.confirm && confirmStep ? (
             <ConfirmStep
-              key={JSON.stringify(reply)}
+              reply={reply}
               formId={formId}
               intent={intent}
               message={reply.confirm}
@@ -90,12 +90,15 @@ export function OptionForm({
  * inside the form (a second submit).
  */
 function ConfirmStep({
+  reply,
   formId,
   intent,
   message,
   labels,
   testId,
 }: {
+  /** Each new answer asking to confirm opens the step again. */
+  reply: OptionFormReply;
   formId: string;
   intent: string;
   message: string;
@@ -104,6 +107,8 @@ function ConfirmStep({
 }) {
   const hydrated = useHydrated();
   const [open, setOpen] = useState(true);
+  // Reopen for every new answer (a new object), also one equal to the last.
+  useEffect(() => setOpen(true), [reply]);
   if (!open) return null;
   const hidden = <input type="hidden" name="confirm" value="yes" />;
   if (!hydrated) {
