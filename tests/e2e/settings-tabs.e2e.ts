@@ -10,11 +10,13 @@ import { Option } from '@switchyard/db/entities/option.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SmtpCapture, startSmtpCapture } from '../fakes/smtp.ts';
 import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready } from './harness.ts';
 
 let h: Harness;
 let orm: MikroORM;
+let smtp: SmtpCapture;
 const run = Date.now().toString(36).slice(-6);
 const TOUCHED = [
   'ModelRequestRateLimitEnabled',
@@ -33,17 +35,24 @@ const TOUCHED = [
   'WorkerUrl',
   'PasswordLoginEnabled',
   'GitHubClientSecret',
+  'SMTPServer',
+  'SMTPPort',
+  'SMTPAccount',
+  'SMTPFrom',
+  'SMTPToken',
 ];
 
 beforeAll(async () => {
   h = await launch();
   orm = await openProductOrm();
+  smtp = await startSmtpCapture();
 });
 afterAll(async () => {
   // Back to the defaults for other suites sharing the product database.
   if (orm) await orm.em.fork().nativeDelete(Option, { key: { $in: TOUCHED } });
   await h?.close();
   await orm?.close(true);
+  await smtp?.close();
 });
 
 const stored = async (key: string) => (await orm.em.fork().findOne(Option, { key }))?.value;
@@ -69,7 +78,7 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
   let page: Page;
 
   beforeAll(async () => {
-    admin = await createE2eUser(orm, `tadm_${p}`, { role: Role.Admin });
+    admin = await createE2eUser(orm, `tadm_${p}`, { role: Role.Admin, email: `tadm_${p}@example.com` });
     page = await h.page(mode);
     await signIn(h, mode, admin);
   });
@@ -216,5 +225,23 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await page.getByLabel('允许通过密码进行登录').check();
     await save(page, 'option:systemLogin');
     await expect.poll(() => stored('PasswordLoginEnabled')).toBe('true');
+  });
+
+  it('system: saves SMTP and sends a test mail to the admin through it', async () => {
+    await openTab(page, mode, 'system');
+    await page.getByLabel('SMTP 服务器地址').fill(smtp.host);
+    await page.getByLabel('SMTP 端口').fill(String(smtp.port));
+    await page.getByLabel('SMTP 账户').fill(`mailer-${p}@example.com`);
+    await page.getByLabel('发件人地址').fill(`noreply-${p}@example.com`);
+    await page.getByLabel('SMTP 访问凭证 / 密码').fill(`pw-${p}`);
+    await save(page, 'option:systemSmtp');
+    await expect.poll(() => toast(page).first().textContent()).toContain('SMTP 设置已更新');
+    await openTab(page, mode, 'system');
+    await post(page, () => page.getByRole('button', { name: '发送测试邮件' }).click());
+    await expect
+      .poll(() => page.getByTestId('test-mail-result').textContent())
+      .toBe(`测试邮件已发送至 tadm_${p}@example.com`);
+    const mail = await smtp.waitFor((m) => m.to.includes(`tadm_${p}@example.com`));
+    expect(mail.from).toBe(`noreply-${p}@example.com`);
   });
 });
