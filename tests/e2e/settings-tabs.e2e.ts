@@ -40,6 +40,7 @@ const TOUCHED = [
   'SMTPAccount',
   'SMTPFrom',
   'SMTPToken',
+  'EmailDomainWhitelist',
 ];
 
 beforeAll(async () => {
@@ -198,6 +199,10 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     expect(await page.getByLabel('GitHub Client Secret').inputValue()).toBe('');
     expect(await page.getByLabel('GitHub Client Secret').getAttribute('data-secret-set')).toBe('true');
     expect(await page.content()).not.toContain(`gh-${p}`);
+    await page.getByLabel('允许的邮箱域名').fill(`example.com,${p}.org`);
+    await save(page, 'option:systemEmailDomain');
+    await expect.poll(() => toast(page).first().textContent()).toContain('邮箱域名设置已更新');
+    expect(await stored('EmailDomainWhitelist')).toBe(`example.com,${p}.org`);
   });
 
   it('system: disabling password login is confirmed first', async () => {

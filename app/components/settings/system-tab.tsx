@@ -10,7 +10,6 @@ import {
   OptionInput,
   OptionSecret,
   OptionSwitch,
-  OptionTextArea,
 } from '#app/components/settings/option-form.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import type { SystemTabData, TestMailReply } from '#app/domain/settings/system.server.ts';
@@ -100,9 +99,8 @@ export function SystemTab({ data }: { data: SystemTabData }) {
         <p className="field-hint">{t('systemTab.emailDomainHelp')}</p>
         <OptionSwitch name="EmailDomainRestrictionEnabled" label={t('systemTab.emailDomainRestriction')} />
         <OptionSwitch name="EmailAliasRestrictionEnabled" label={t('systemTab.emailAliasRestriction')} />
-        <OptionTextArea
+        <OptionInput
           name="EmailDomainWhitelist"
-          rows={3}
           label={t('systemTab.emailDomainWhitelist')}
           help={t('systemTab.emailDomainWhitelistHelp')}
         />
