@@ -16,6 +16,7 @@ import { PayTab } from '#app/components/settings/pay-tab.tsx';
 import { PersonalTab } from '#app/components/settings/personal-tab.tsx';
 import { RatelimitTab } from '#app/components/settings/ratelimit-tab.tsx';
 import settingsStyles from '#app/components/settings/settings.css?url';
+import { SystemTab } from '#app/components/settings/system-tab.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import type { AccountCtx } from '#app/domain/account/account.server.ts';
 import { personalTabData } from '#app/domain/account/settings-page.server.ts';
@@ -37,6 +38,7 @@ import {
 import { loadPayTab } from '#app/domain/settings/pay.server.ts';
 import { personalAction } from '#app/domain/settings/personal.server.ts';
 import { loadRatelimitTab } from '#app/domain/settings/ratelimit.server.ts';
+import { loadSystemTab, TEST_MAIL_INTENT, testMailPageAction } from '#app/domain/settings/system.server.ts';
 import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
@@ -84,6 +86,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
         other: tab === 'other' && isAdmin ? loadOtherTab(ctx.options, services) : null,
         pay: tab === 'pay' && isAdmin ? loadPayTab(ctx.options) : null,
         operation: tab === 'operation' && isAdmin ? loadOperationTab(ctx.options) : null,
+        system: tab === 'system' && isAdmin ? loadSystemTab(ctx.options) : null,
       },
       {
         status: isAdmin ? 200 : 403,
@@ -104,6 +107,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     other: null,
     pay: null,
     operation: null,
+    system: null,
   };
 }
 
@@ -127,6 +131,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const optionForm = findOptionForm(intent);
   if (optionForm) return optionFormAction(request, services, user, optionForm, form);
   if (intent === CHECK_UPDATE_INTENT) return checkUpdatePageAction(request, services, user);
+  if (intent === TEST_MAIL_INTENT) return testMailPageAction(request, services, user);
   return personalAction(request, services, user, ctx, form);
 }
 
@@ -144,6 +149,7 @@ export default function SettingsPage() {
     other,
     pay,
     operation,
+    system,
   } = useLoaderData<typeof loader>();
   const { t } = useTranslation('settings');
   const tabs = isAdmin ? SETTING_TABS : (['personal'] as const);
@@ -179,6 +185,8 @@ export default function SettingsPage() {
         <PayTab data={pay} />
       ) : operation ? (
         <OperationTab data={operation} />
+      ) : system ? (
+        <SystemTab data={system} />
       ) : (
         <p className="notice">{t('laterRelease')}</p>
       )}

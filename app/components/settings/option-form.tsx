@@ -6,10 +6,12 @@
  * Fields read the stored value, or what was typed when the server refused it, and show the key's error.
  */
 import { Form, useActionData, useNavigation } from '@remix-run/react';
-import { createContext, type ReactNode, useContext, useState } from 'react';
+import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
+import { Dialog, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import { Button } from '#app/components/ui/button.tsx';
 import type { OptionFormReply, OptionFormValues } from '#app/domain/settings/option-form.server.ts';
+import { useHydrated } from '#app/utils/hydrated.ts';
 
 type FormState = { id: string; data: OptionFormValues; reply: OptionFormReply | undefined };
 const FormContext = createContext<FormState | null>(null);
@@ -27,6 +29,8 @@ export function OptionForm({
   title,
   data,
   saveLabel,
+  confirmStep,
+  after,
   children,
 }: {
   tab: string;
@@ -34,6 +38,10 @@ export function OptionForm({
   title: string;
   data: OptionFormValues;
   saveLabel?: string;
+  /** Labels of the confirmation the server may ask for (spec `confirm`). */
+  confirmStep?: { title: string; confirm: string; cancel: string };
+  /** Shown under the form, inside the card (e.g. a separate action form). */
+  after?: ReactNode;
   children: ReactNode;
 }) {
   const { t } = useTranslation('settings');
@@ -42,25 +50,110 @@ export function OptionForm({
   const navigation = useNavigation();
   const busy = navigation.state !== 'idle' && navigation.formData?.get('intent') === intent;
   const titleId = `${fieldId(id, 'title')}`;
+  const formId = fieldId(id, 'form');
   return (
     <FormContext.Provider value={{ id, data, reply }}>
       <section className="card option-form" aria-labelledby={titleId}>
         <h2 id={titleId}>{title}</h2>
-        <Form method="post" action={`/setting?tab=${tab}`} className="settings-form" noValidate>
+        <Form id={formId} method="post" action={`/setting?tab=${tab}`} className="settings-form" noValidate>
           {reply?.error ? (
             <p className="form-error" role="alert" data-testid={`${id}-error`}>
               {reply.error}
             </p>
           ) : null}
           {children}
+          {reply?.confirm && confirmStep ? (
+            <ConfirmStep
+              reply={reply}
+              formId={formId}
+              intent={intent}
+              message={reply.confirm}
+              labels={confirmStep}
+              testId={`${id}-confirm`}
+            />
+          ) : null}
           <div>
             <Button type="submit" variant="primary" name="intent" value={intent} isDisabled={busy}>
               {saveLabel ?? t('optionForm.save')}
             </Button>
           </div>
         </Form>
+        {after}
       </section>
     </FormContext.Provider>
+  );
+}
+
+/**
+ * The server asked to confirm the change (spec `confirm`): the form is posted again with `confirm=yes`. With
+ * JavaScript a react-aria dialog whose confirm button submits the form; without, a warning and a confirm button
+ * inside the form (a second submit).
+ */
+function ConfirmStep({
+  reply,
+  formId,
+  intent,
+  message,
+  labels,
+  testId,
+}: {
+  /** Each new answer asking to confirm opens the step again. */
+  reply: OptionFormReply;
+  formId: string;
+  intent: string;
+  message: string;
+  labels: { title: string; confirm: string; cancel: string };
+  testId: string;
+}) {
+  const hydrated = useHydrated();
+  const [open, setOpen] = useState(true);
+  // Reopen for every new answer (a new object), also one equal to the last.
+  useEffect(() => setOpen(true), [reply]);
+  if (!open) return null;
+  const hidden = <input type="hidden" name="confirm" value="yes" />;
+  if (!hydrated) {
+    return (
+      <div className="notice confirm-step" role="alert" data-testid={testId}>
+        {hidden}
+        <p>
+          <strong>{labels.title}</strong> {message}
+        </p>
+        <Button type="submit" variant="primary" className="btn-danger" name="intent" value={intent}>
+          {labels.confirm}
+        </Button>
+      </div>
+    );
+  }
+  return (
+    <>
+      {hidden}
+      <ModalOverlay
+        className="settings-modal-overlay"
+        isOpen
+        isDismissable
+        onOpenChange={(isOpen) => setOpen(isOpen)}
+      >
+        <Modal className="settings-modal">
+          <Dialog className="settings-dialog" role="alertdialog" data-testid={testId}>
+            <Heading slot="title">{labels.title}</Heading>
+            <p>{message}</p>
+            <div className="dialog-actions">
+              <Button onPress={() => setOpen(false)}>{labels.cancel}</Button>{' '}
+              <Button
+                type="submit"
+                form={formId}
+                variant="primary"
+                className="btn-danger"
+                name="intent"
+                value={intent}
+              >
+                {labels.confirm}
+              </Button>
+            </div>
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </>
   );
 }
 

@@ -13,6 +13,7 @@
  * and an empty submitted secret means "unchanged" (it is not sent to `updateOption`).
  */
 import { data } from '@remix-run/node';
+import { Role } from '@switchyard/db/entities/user.ts';
 import {
   normalizeOptionInput,
   OPTIONS,
@@ -49,6 +50,13 @@ export type OptionFormSpec = {
    * (empty inputs left out) make the JSON array that is stored.
    */
   readonly numberLists?: readonly OptionKey[];
+  /**
+   * A change that must be confirmed first (seed 000 §6: disabling password login): when `key` is posted as
+   * `value` while another value is stored and the post lacks `confirm=yes`, nothing is saved and the reply
+   * carries `confirm` (the i18n key `message`); the page asks (a dialog with JavaScript, a confirmation step
+   * without) and posts the same form again with `confirm=yes`.
+   */
+  readonly confirm?: { readonly key: OptionKey; readonly value: string; readonly message: string };
 };
 
 export const OPTION_INTENT_PREFIX = 'option:';
@@ -162,6 +170,8 @@ export type OptionFormReply = {
   fieldErrors?: Record<string, string[]>;
   /** What the admin typed (secrets left out), shown again after a refusal: the page re-renders without JavaScript. */
   values?: Record<string, string>;
+  /** The change needs confirming first: the warning to show (spec `confirm`). */
+  confirm?: string;
 };
 
 /**
@@ -183,6 +193,24 @@ export async function optionFormAction(
     ip: clientIp(request, services).slice(0, 64),
   };
   const input = readOptionForm(spec, form);
+  const values = (): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [key, v] of Object.entries(input)) if (!OPTIONS[key as OptionKey].secret) out[key] = v;
+    return out;
+  };
+  const c = spec.confirm;
+  if (
+    c &&
+    user.role >= Role.Admin &&
+    input[c.key] === c.value &&
+    services.options.getRaw(c.key) !== c.value &&
+    form.get('confirm') !== 'yes'
+  ) {
+    return data<OptionFormReply>(
+      { intent: optionIntent(spec), confirm: t(`settings:${c.message}`), values: values() },
+      { status: 409 },
+    );
+  }
   try {
     await saveOptionForm(ctx, spec, input);
     return redirectWithToast(`/setting?tab=${spec.tab}`, {
@@ -192,10 +220,8 @@ export async function optionFormAction(
   } catch (error) {
     if (isDomainError(error) && !(error instanceof UnauthorizedError)) {
       const fieldErrors = error instanceof InputError ? error.fieldErrors : {};
-      const values: Record<string, string> = {};
-      for (const [key, v] of Object.entries(input)) if (!OPTIONS[key as OptionKey].secret) values[key] = v;
       return data<OptionFormReply>(
-        { intent: optionIntent(spec), error: error.message, fieldErrors, values },
+        { intent: optionIntent(spec), error: error.message, fieldErrors, values: values() },
         { status: error.status === 403 ? 403 : 400 },
       );
     }

@@ -8,12 +8,14 @@ import { OPTION_INTENT_PREFIX, type OptionFormSpec } from '#app/domain/settings/
 import { OTHER_FORMS } from '#app/domain/settings/other.server.ts';
 import { PAY_FORMS } from '#app/domain/settings/pay.server.ts';
 import { RATELIMIT_FORMS } from '#app/domain/settings/ratelimit.server.ts';
+import { SYSTEM_FORMS } from '#app/domain/settings/system.server.ts';
 
 export const OPTION_FORMS: readonly OptionFormSpec[] = [
   ...RATELIMIT_FORMS,
   ...OTHER_FORMS,
   ...PAY_FORMS,
   ...OPERATION_FORMS,
+  ...SYSTEM_FORMS,
 ];
 
 export function findOptionForm(intent: string): OptionFormSpec | null {
