@@ -187,9 +187,7 @@ export default function SettingsPage() {
         <OperationTab data={operation} />
       ) : system ? (
         <SystemTab data={system} />
-      ) : (
-        <p className="notice">{t('laterRelease')}</p>
-      )}
+      ) : null}
     </div>
   );
 }

@@ -8,8 +8,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Option } from '@switchyard/db/entities/option.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
+import {
+  defaultOptionValues,
+  type OptionKey,
+  serializeOptionValue,
+} from '@switchyard/db/options/registry.ts';
+import { OptionService } from '@switchyard/db/options/service.ts';
+import { createRedisPubSub } from '@switchyard/db/pubsub.ts';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type SmtpCapture, startSmtpCapture } from '../fakes/smtp.ts';
 import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready } from './harness.ts';
@@ -53,8 +60,18 @@ beforeAll(async () => {
   smtp = await startSmtpCapture();
 });
 afterAll(async () => {
-  // Back to the defaults for other suites sharing the product database.
-  if (orm) await orm.em.fork().nativeDelete(Option, { key: { $in: TOUCHED } });
+  // Back to the defaults for other suites sharing the product database, announced like any change so the
+  // running product's option cache follows (a bare DELETE left it serving this suite's Alipay keys).
+  if (orm) {
+    const pubsub = await createRedisPubSub(inject('redisURL'));
+    const options = new OptionService({ orm, pubsub });
+    await options.load();
+    const defaults = defaultOptionValues();
+    for (const key of TOUCHED as OptionKey[])
+      await options.set(key, serializeOptionValue(key, defaults[key] as never), 1);
+    await options.close();
+    await pubsub.close();
+  }
   await h?.close();
   await orm?.close(true);
   await smtp?.close();

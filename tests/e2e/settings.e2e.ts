@@ -82,7 +82,9 @@ describe.each(MODES)('personal settings with JavaScript %s', (mode: Mode) => {
     const who = await makeUser(`adm_${p}`, { role: Role.Admin });
     const page = await signedIn(mode, who, '/setting?tab=system');
     expect(await page.getByRole('link', { name: '系统设置' }).getAttribute('aria-current')).toBe('page');
-    expect(await page.getByText('后续版本').count()).toBe(1);
+    // Every tab is a real page now (issue 14): the system tab opens with its first form.
+    expect(await page.getByLabel('服务器地址', { exact: true }).count()).toBe(1);
+    expect(await page.getByText('后续版本').count()).toBe(0);
   });
 
   it('transfers invitation earnings into the balance', async () => {

@@ -1,7 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Session } from '@switchyard/db/entities/session.ts';
 import { User } from '@switchyard/db/entities/user.ts';
-import { defaultOptionValues, type OptionKey } from '@switchyard/db/options/registry.ts';
+import {
+  defaultOptionValues,
+  type OptionKey,
+  serializeOptionValue,
+} from '@switchyard/db/options/registry.ts';
 import { createSessionToken, sha256Hex, toSessionUser } from '#app/domain/auth/session.server.ts';
 import { i18next } from '#app/i18n/i18n.server.ts';
 import type { AccountCtx } from './account.server.ts';
@@ -9,7 +13,10 @@ import type { AccountCtx } from './account.server.ts';
 /** Test helpers for the account domain: users, sessions, a typed option stand-in and an English `t`. */
 export function fakeOptions(overrides: Partial<Record<OptionKey, unknown>> = {}) {
   const values = { ...defaultOptionValues(), ...overrides } as Record<string, unknown>;
-  return { get: (key: string) => values[key] } as unknown as AccountCtx['options'];
+  return {
+    get: (key: string) => values[key],
+    getRaw: (key: OptionKey) => serializeOptionValue(key, values[key] as never),
+  } as unknown as AccountCtx['options'];
 }
 
 let seq = 0;

@@ -13,7 +13,6 @@ const settings: SettingsResources = {
     modelTab: 'Pricing settings',
   },
   adminOnly: 'This settings tab is available to administrators only.',
-  laterRelease: 'This settings tab is managed in a later release.',
   optionForm: {
     save: 'Save',
     saved: 'Saved successfully',

@@ -12,7 +12,6 @@ const settings = {
     modelTab: '倍率设置',
   },
   adminOnly: '此设置页仅管理员可见。',
-  laterRelease: '该设置页将在后续版本中提供管理功能。',
   optionForm: {
     save: '保存',
     saved: '保存成功',
