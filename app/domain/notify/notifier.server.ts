@@ -109,8 +109,8 @@ export async function resolvePublicAddresses(
   return addresses;
 }
 
-/** Checks the URL (https only unless the test option is set) and resolves it to vetted addresses. */
-export async function vetWebhookUrl(raw: string, opts: NotifyOptions = {}) {
+/** The URL's own checks: it parses, is https (http only with the test option) and carries no credentials. */
+function parseWebhookUrl(raw: string, opts: NotifyOptions): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -120,6 +120,12 @@ export async function vetWebhookUrl(raw: string, opts: NotifyOptions = {}) {
   const insecureOk = opts.allowInsecureForTests === true && url.protocol === 'http:';
   if (url.protocol !== 'https:' && !insecureOk) throw new WebhookRefused('webhook url must use https');
   if (url.username || url.password) throw new WebhookRefused('webhook url must not carry credentials');
+  return url;
+}
+
+/** Checks the URL (https only unless the test option is set) and resolves it to vetted addresses. */
+export async function vetWebhookUrl(raw: string, opts: NotifyOptions = {}) {
+  const url = parseWebhookUrl(raw, opts);
   const addresses = await resolvePublicAddresses(url.hostname);
   return { url, addresses };
 }
@@ -173,15 +179,7 @@ function postJson(
  * literal private address). Names are not resolved here: the worker resolves them in its own network (ADR 024).
  */
 export function vetWebhookUrlForWorker(raw: string, opts: NotifyOptions = {}): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new WebhookRefused('invalid webhook url');
-  }
-  const insecureOk = opts.allowInsecureForTests === true && url.protocol === 'http:';
-  if (url.protocol !== 'https:' && !insecureOk) throw new WebhookRefused('webhook url must use https');
-  if (url.username || url.password) throw new WebhookRefused('webhook url must not carry credentials');
+  const url = parseWebhookUrl(raw, opts);
   const bare = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(bare) && !allowPrivate() && isPrivateAddress(bare))
     throw new WebhookRefused(`refusing private address ${bare}`);
