@@ -122,7 +122,7 @@ export function ChatTabs({
   return (
     <div className="chat-tabs">
       <noscript>
-        <style>{'.chat-tabs [role="tablist"]{display:none}'}</style>
+        <style>{'.chat-tabs .chat-tablist{display:none}'}</style>
         <ChatLinks tabs={tabs} selected={selected} />
       </noscript>
       <Tabs selectedKey={selected} keyboardActivation="manual">

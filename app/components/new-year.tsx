@@ -2,9 +2,9 @@ import { useTranslation } from 'react-i18next';
 
 const CSS =
   '.new-year-egg{position:relative}' +
-  '.new-year-egg>summary{list-style:none;cursor:pointer;font-size:1.25rem;padding:0 .25rem;border-radius:6px}' +
-  '.new-year-egg>summary::-webkit-details-marker{display:none}' +
-  '.new-year-egg>summary:focus-visible{outline:2px solid var(--primary);outline-offset:2px}' +
+  '.new-year-egg summary{list-style:none;cursor:pointer;font-size:1.25rem;padding:0 .25rem;border-radius:6px}' +
+  '.new-year-egg summary::-webkit-details-marker{display:none}' +
+  '.new-year-egg summary:focus-visible{outline:2px solid var(--primary);outline-offset:2px}' +
   '.new-year-card{position:absolute;right:0;top:calc(100% + .4rem);z-index:40;width:max-content;max-width:min(18rem,80vw);' +
   'padding:.75rem 1rem;background:var(--surface);border:1px solid var(--border);border-radius:8px;' +
   'box-shadow:0 8px 24px rgba(0,0,0,.18);text-align:center}' +

@@ -120,6 +120,8 @@ describe.each(MODES)('content pages with JavaScript %s', (mode: Mode) => {
         'true',
       );
     } else {
+      // the react-aria tab list (unselected tabs are tabindex=-1) gives way to plain links
+      expect(await page.locator('.chat-tablist').isVisible()).toBe(false);
       const links = page.getByRole('navigation', { name: '聊天应用' }).getByRole('link');
       expect(await links.count()).toBe(2);
       await Promise.all([page.waitForURL('**/chat/1'), links.nth(1).click()]);
@@ -171,7 +173,10 @@ describe.each(MODES)('content pages with JavaScript %s', (mode: Mode) => {
 
   it('home renders Markdown HomePageContent; the notice shows until dismissed, then stays closed', async () => {
     const page = await h.page(mode);
+    // with JavaScript the footer is refreshed from /api/status after load (seed 001 §9)
+    const polled = mode === 'js' ? page.waitForResponse((r) => r.url().endsWith('/api/status')) : null;
     await open(page, mode, '/');
+    if (polled) expect((await polled).status()).toBe(200);
     const notice = page.getByTestId('notice');
     await expect.poll(() => notice.isVisible()).toBe(true);
     expect(await notice.textContent()).toContain(`Maintenance window ${run}`);

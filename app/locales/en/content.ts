@@ -47,7 +47,7 @@ const content: ContentResources = {
       login: 'Log in',
       register: 'Sign up',
       guide: 'Beginner guide',
-      pricing: 'See model pricing',
+      pricing: 'Model prices',
     },
     infoTitle: 'About this site',
     version: 'Version',
