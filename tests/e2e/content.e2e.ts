@@ -26,7 +26,14 @@ let orm: MikroORM;
 let pubsub: PubSub;
 let options: OptionService;
 const run = Date.now().toString(36).slice(-6);
-const TOUCHED: OptionKey[] = ['Chats', 'ServerAddress', 'HomePageContent', 'Notice'];
+const TOUCHED: OptionKey[] = [
+  'Chats',
+  'ServerAddress',
+  'HomePageContent',
+  'Notice',
+  'SelfUseModeEnabled',
+  'DemoSiteEnabled',
+];
 const ADDRESS = `https://api-${run}.e2e.test`;
 /** Port 9 (discard) is closed: the frame fails at once instead of waiting on DNS. */
 const CHATS = [
@@ -54,15 +61,7 @@ beforeAll(async () => {
   const em = orm.em.fork();
   em.create(Ability, { group: 'default', model: MODEL, channelId: CHANNEL_ID, enabled: true } as never);
   await em.flush();
-  // The running product follows option changes through Redis; wait until its status shows them.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const res = await fetch(`${h.baseURL}/api/status`);
-    const body = (await res.json()) as { data: { server_address: string; chats: unknown[] } };
-    if (body.data.server_address === ADDRESS && body.data.chats.length === CHATS.length) break;
-    if (Date.now() > deadline) throw new Error('the product did not pick up the options');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForStatus((s) => s.server_address === ADDRESS && s.chats.length === CHATS.length);
 });
 
 afterAll(async () => {
@@ -76,6 +75,24 @@ afterAll(async () => {
   await h?.close();
   await orm?.close(true);
 });
+
+type Status = {
+  server_address: string;
+  chats: unknown[];
+  self_use_mode_enabled: boolean;
+  demo_site_enabled: boolean;
+};
+
+/** Waits until the running product's status satisfies `ok` (option changes travel through Redis). */
+async function waitForStatus(ok: (s: Status) => boolean) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const body = (await (await fetch(`${h.baseURL}/api/status`)).json()) as { data: Status };
+    if (ok(body.data)) return;
+    if (Date.now() > deadline) throw new Error('the product did not pick up the options');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 async function addToken(user: E2eUser, key: string, status: number = TokenStatus.Enabled) {
   const em = orm.em.fork();
@@ -113,8 +130,11 @@ describe.each(MODES)('content pages with JavaScript %s', (mode: Mode) => {
       const tabs = page.getByRole('tab');
       expect(await tabs.count()).toBe(2);
       expect(await tabs.first().getAttribute('aria-selected')).toBe('true');
-      await page.getByRole('tab', { name: `Second ${run}` }).click();
-      await page.waitForURL('**/chat/1');
+      // keyboard: arrows move between tabs, Enter opens the focused one
+      await tabs.first().focus();
+      await page.keyboard.press('ArrowRight');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(`Second ${run}`);
+      await Promise.all([page.waitForURL('**/chat/1'), page.keyboard.press('Enter')]);
       await expect.poll(() => frame.getAttribute('src')).toBe(`http://127.0.0.1:9/second?k=sk-${tokenKey}`);
       expect(await page.getByRole('tab', { name: `Second ${run}` }).getAttribute('aria-selected')).toBe(
         'true',
@@ -221,5 +241,32 @@ describe.each(MODES)('content pages with JavaScript %s', (mode: Mode) => {
     expect(await page.getByTestId('snippet-javascript').textContent()).toContain(`baseURL: "${ADDRESS}/v1"`);
     const copyButtons = page.getByRole('button', { name: /^复制/ });
     expect(await copyButtons.count()).toBe(mode === 'js' ? 8 : 0);
+  });
+});
+
+describe.each(MODES)('site badges with JavaScript %s', (mode: Mode) => {
+  it('self-use mode and demo site show their badges, and self-use mode hides sign-up', async () => {
+    await options.set('SelfUseModeEnabled', true, 1);
+    await options.set('DemoSiteEnabled', true, 1);
+    try {
+      await options.set('HomePageContent', '', 1);
+      await options.set('Notice', '', 1);
+      await waitForStatus((s) => s.self_use_mode_enabled === true && s.demo_site_enabled === true);
+      await expect
+        .poll(async () =>
+          (await (await fetch(`${h.baseURL}/`)).text()).includes('data-testid="home-default"'),
+        )
+        .toBe(true);
+      const page = await h.page(mode);
+      await open(page, mode, '/');
+      const header = page.locator('header');
+      expect(await header.getByText('自用模式', { exact: true }).isVisible()).toBe(true);
+      expect(await header.getByText('演示站点', { exact: true }).isVisible()).toBe(true);
+      expect(await page.getByRole('link', { name: '注册' }).count()).toBe(0);
+      expect(await page.getByTestId('home-default').getByRole('link', { name: '登录' }).count()).toBe(1);
+    } finally {
+      await options.set('SelfUseModeEnabled', false, 1);
+      await options.set('DemoSiteEnabled', false, 1);
+    }
   });
 });
