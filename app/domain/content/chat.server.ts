@@ -63,11 +63,19 @@ export async function chatPage(
 
 export type Chat2LinkResult = { state: 'redirect'; url: string } | Exclude<ChatPageView, { state: 'ready' }>;
 
+/**
+ * A link as a Location header can carry it: characters beyond ASCII percent-encoded as UTF-8 (what the
+ * browser's URL parser does to them anyway), everything else as configured.
+ */
+export function headerSafeUrl(url: string): string {
+  return url.replace(/[^\x20-\x7e]+/gu, (chars) => encodeURIComponent(chars));
+}
+
 /** /chat2link: the first chat link filled with the first enabled token. */
 export async function chat2link(
   ctx: TokensCtx,
   input: { chats: readonly ChatEntry[]; address: string },
 ): Promise<Chat2LinkResult> {
   const view = await chatPage(ctx, { ...input, id: '0' });
-  return view.state === 'ready' ? { state: 'redirect', url: view.link.url } : view;
+  return view.state === 'ready' ? { state: 'redirect', url: headerSafeUrl(view.link.url) } : view;
 }

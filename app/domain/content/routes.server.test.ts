@@ -228,6 +228,15 @@ describe('/chat2link', () => {
       `https://chat.example.test/#/?settings={"key":"sk-${KEY}","url":"https%3A%2F%2Fapi.example.com"}`,
     );
   });
+  it('percent-encodes characters a Location header cannot carry', async () => {
+    await options.set('Chats', JSON.stringify([{ 聊天: 'https://chat.example.test/?title=聊天&key={key}' }]));
+    const who = await makeUser([{ key: KEY }]);
+    const res = await run(chat2linkLoader, request(who, '/chat2link'));
+    expect(res.status).toBe(302);
+    expect(res.headers.get('Location')).toBe(
+      `https://chat.example.test/?title=${encodeURIComponent('聊天')}&key=sk-${KEY}`,
+    );
+  });
   it('needs a login, a token and a chat', async () => {
     expect((await run(chat2linkLoader, request(null, '/chat2link'))).status).toBe(302);
     const none = await makeUser();

@@ -20,7 +20,6 @@ const content: ContentResources = {
     frameHint: 'If the chat does not show below (some apps refuse to be embedded), open it in a new tab.',
     appLink: '“{{name}}” is a client app; open it on a device where the app is installed:',
     openApp: 'Open in the app',
-    loading: 'Opening the chat…',
   },
   notice: {
     title: 'Notice',
@@ -56,7 +55,6 @@ const content: ContentResources = {
   newYear: {
     button: 'New-year surprise',
     greeting: 'Happy New Year! All the best for the year ahead!',
-    close: 'Close',
   },
   about: {
     title: 'About',
@@ -95,7 +93,6 @@ const content: ContentResources = {
     pricing: 'All models and prices',
     next: 'Next: read the usage manual on top-up, group ratios and logs.',
     usebook: 'Usage manual',
-    code: 'code',
   },
   usebook: {
     title: 'Usage manual',

@@ -22,7 +22,6 @@ const content = {
     frameHint: '如果下方没有显示聊天界面（有的应用不允许被嵌入），请在新标签页中打开。',
     appLink: '「{{name}}」是一个客户端应用，需要在已安装该应用的设备上打开：',
     openApp: '在应用中打开',
-    loading: '正在跳转到聊天页面……',
   },
   notice: {
     title: '公告',
@@ -56,7 +55,6 @@ const content = {
   newYear: {
     button: '新年彩蛋',
     greeting: '新年快乐！愿新的一年一切顺利！',
-    close: '关闭',
   },
   about: {
     title: '关于',
@@ -90,7 +88,6 @@ const content = {
     pricing: '完整的模型与价格',
     next: '接下来：阅读使用手册，了解充值、分组倍率和日志。',
     usebook: '使用手册',
-    code: '代码',
   },
   usebook: {
     title: '使用手册',
