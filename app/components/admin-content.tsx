@@ -1,14 +1,18 @@
+import type { AdminContentView } from '#app/domain/content/admin-content.ts';
+
 /**
- * Admin-authored page content (HomePageContent, About, Notice). As in new-api: an https URL is embedded in a
- * frame; HTML is rendered as given (only administrators can set it); anything else is shown as text.
- * Markdown is shown as plain text (no Markdown renderer is bundled yet).
+ * Admin-authored page content (HomePageContent, About, Notice) as prepared by `adminContentView` on the server:
+ * an https URL in a frame, trusted HTML as given, or Markdown already rendered safely.
  */
-export function AdminContent({ content, title }: { content: string; title: string }) {
-  if (/^https:\/\/\S+$/.test(content)) {
-    return <iframe src={content} title={title} className="content-frame" />;
+export function AdminContent({ view, title }: { view: AdminContentView; title: string }) {
+  if (view.kind === 'url') {
+    return <iframe src={view.src} title={title} className="content-frame" />;
   }
-  if (/<[a-z][\s\S]*>/i.test(content)) {
-    return <div className="admin-content" dangerouslySetInnerHTML={{ __html: content }} />;
-  }
-  return <div className="admin-content admin-text">{content}</div>;
+  return (
+    <div
+      className={`admin-content admin-${view.kind}`}
+      data-kind={view.kind}
+      dangerouslySetInnerHTML={{ __html: view.html }}
+    />
+  );
 }

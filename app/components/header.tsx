@@ -1,5 +1,6 @@
 import { Form, useLocation, useNavigate, useSubmit } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
+import { NewYearEgg } from '#app/components/new-year.tsx';
 import { LanguageMenu, ThemeSwitch } from '#app/components/preference-forms.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { DropdownMenu } from '#app/components/ui/menu.tsx';
@@ -80,11 +81,7 @@ export function Header({ status, user, locale, theme, logoUrl, newYear }: Header
         </ul>
       </nav>
       <div className="topbar-actions">
-        {newYear ? (
-          <span className="new-year" role="img" aria-label={t('app.newYear')} title={t('app.newYear')}>
-            🧨
-          </span>
-        ) : null}
+        {newYear ? <NewYearEgg /> : null}
         <ThemeSwitch theme={theme} />
         <LanguageMenu locale={locale} />
         {user ? (

@@ -262,11 +262,15 @@ describe('page content', () => {
     await setOption('HomePageContent', '# Welcome to Acme');
     await setOption('About', 'Run by Acme');
     try {
+      // Markdown, rendered on the server (app/domain/content/admin-content.ts)
       expect(await load(homeLoader, req(`${BASE}/`))).toMatchObject({
-        notice: 'Maintenance tonight',
-        homePageContent: '# Welcome to Acme',
+        notice: { view: { kind: 'markdown', html: '<p>Maintenance tonight</p>\n' } },
+        content: { kind: 'markdown', html: '<h1>Welcome to Acme</h1>\n' },
+        home: null,
       });
-      expect(await load(aboutLoader, req(`${BASE}/about`))).toMatchObject({ about: 'Run by Acme' });
+      expect(await load(aboutLoader, req(`${BASE}/about`))).toMatchObject({
+        about: { kind: 'markdown', html: '<p>Run by Acme</p>\n' },
+      });
     } finally {
       for (const key of ['Notice', 'HomePageContent', 'About'] as const) await setOption(key, '');
     }
