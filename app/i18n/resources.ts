@@ -4,6 +4,7 @@ import enChannels from '#app/locales/en/channels.ts';
 import enCommon from '#app/locales/en/common.ts';
 import enLogs from '#app/locales/en/logs.ts';
 import enOauth from '#app/locales/en/oauth.ts';
+import enPlayground from '#app/locales/en/playground.ts';
 import enPricing from '#app/locales/en/pricing.ts';
 import enRedemptions from '#app/locales/en/redemptions.ts';
 import enSettings from '#app/locales/en/settings.ts';
@@ -17,6 +18,7 @@ import zhChannels from '#app/locales/zh/channels.ts';
 import zhCommon from '#app/locales/zh/common.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
+import zhPlayground from '#app/locales/zh/playground.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
 import zhRedemptions from '#app/locales/zh/redemptions.ts';
 import zhSettings from '#app/locales/zh/settings.ts';
@@ -29,7 +31,7 @@ import zhWallet from '#app/locales/zh/wallet.ts';
  * Translations are bundled (no network backend): both the server and the browser import them.
  * Namespaces: common (shell), auth (server-side auth messages and mail), account (login, register, reset and
  * OAuth callback pages), oauth (third-party login), users (admin users page), settings (personal settings),
- * tokens, redemptions and versions (their console pages), wallet (/topup).
+ * tokens, redemptions and versions (their console pages), wallet (/topup), playground (/playground).
  */
 export const resources = {
   zh: {
@@ -46,6 +48,7 @@ export const resources = {
     pricing: zhPricing,
     logs: zhLogs,
     wallet: zhWallet,
+    playground: zhPlayground,
   },
   en: {
     common: enCommon,
@@ -61,5 +64,6 @@ export const resources = {
     pricing: enPricing,
     logs: enLogs,
     wallet: enWallet,
+    playground: enPlayground,
   },
 } as const;
