@@ -112,6 +112,7 @@ export default function PlaygroundRoute() {
     networkError: t('errors.network'),
   });
   const formRef = useRef<HTMLFormElement>(null);
+  const questionRef = useRef<HTMLTextAreaElement>(null);
   const posting = navigation.state !== 'idle';
   // The refusal of the last post (no JavaScript); a relay failure shows as the reply marked error instead.
   const formError =
@@ -128,6 +129,8 @@ export default function PlaygroundRoute() {
     setInputError(null);
     void chat.send(settings, question);
     setQuestion('');
+    // The send button is disabled while the reply streams: keep the keyboard in the message box.
+    questionRef.current?.focus();
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
@@ -169,6 +172,7 @@ export default function PlaygroundRoute() {
             </label>
             <textarea
               id="pg-question"
+              ref={questionRef}
               name="question"
               rows={3}
               maxLength={MAX_MESSAGE_CHARS}

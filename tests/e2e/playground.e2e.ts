@@ -10,6 +10,7 @@
  *   (it was a plain-text 500 in the built product);
  * - the expired=1 notice; at 390 px nothing scrolls sideways.
  */
+import { createRequire } from 'node:module';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Ability } from '@switchyard/db/entities/ability.ts';
 import { Channel } from '@switchyard/db/entities/channel.ts';
@@ -30,6 +31,7 @@ const MODEL = `pg-e2e-${run}`;
 const STALE = `pg-stale-${run}`;
 const REPLY = 'one two three four five six';
 const QUOTA = 50_000_000;
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 async function api(who: E2eUser, path: string, init: { method?: string; body?: unknown } = {}) {
   const res = await fetch(`${h.baseURL}${path}`, {
@@ -233,7 +235,10 @@ describe.each(MODES)('playground with JavaScript %s', (mode: Mode) => {
       await page.goto('/playground');
       await ready(page, mode);
       await page.getByLabel('模型', { exact: true }).selectOption(MODEL);
-      await ask(page, mode, 'count slowly');
+      // sent from the keyboard (Ctrl + Enter); the keyboard stays in the message box
+      await page.getByLabel('消息').fill('count slowly');
+      await page.getByLabel('消息').press('Control+Enter');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('pg-question');
       await expect
         .poll(async () => (await replyState(page))?.status, { timeout: 10_000, interval: 50 })
         .toBe('incomplete');
@@ -270,7 +275,30 @@ describe.each(MODES)('playground with JavaScript %s', (mode: Mode) => {
     expect(await page.getByTestId('pg-expired').textContent()).toBe('未登录或登录已过期，请重新登录');
     const box = await page.getByRole('button', { name: '发送' }).boundingBox();
     expect(box && box.x + box.width).toBeLessThanOrEqual(390);
-    if (mode === 'js')
+    if (mode === 'js') {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // axe-core on the playground itself (the page's <main>): no serious or critical violation
+      await page.getByLabel('模型', { exact: true }).selectOption(MODEL);
+      await page.getByLabel('消息').fill('hi');
+      await page.getByRole('button', { name: '发送' }).click();
+      await expect.poll(async () => (await replyState(page))?.status, { timeout: 15_000 }).toBe('complete');
+      await page.addScriptTag({ path: AXE });
+      const violations = await page.evaluate(async () => {
+        const axe = (
+          window as unknown as {
+            axe: {
+              run(
+                c: unknown,
+              ): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }>;
+            };
+          }
+        ).axe;
+        const result = await axe.run({ include: [['.pg-page']] });
+        return result.violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id}: ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+      });
+      expect(violations).toEqual([]);
+    }
   });
 });
