@@ -207,6 +207,35 @@ describe('POST /pg/chat/completions', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('answers an unexpected failure of the relay client as a JSON 500, streamed or not', async () => {
+    const broken = {
+      address: 'x',
+      chatCompletion: async () => {
+        throw new TypeError('boom');
+      },
+      streamChatCompletion: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: async () => {
+            throw new TypeError('boom');
+          },
+        }),
+      }),
+    } as unknown as RelayClient;
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const stream of [false, true]) {
+        const res = await errorOf(await pg(user, { ...BODY, stream }, { s: consoleServices(stack, broken) }));
+        expect(res).toMatchObject({
+          status: 500,
+          error: { message: 'internal error', type: 'server_error' },
+        });
+      }
+      expect(quiet).toHaveBeenCalledTimes(2);
+    } finally {
+      quiet.mockRestore();
+    }
+  });
+
   it('a redeem invalidates the relay cache: a user refused for lack of quota can call at once', async () => {
     const poor = await signedInUser(stack, { quota: 0 });
     const refused = await errorOf(await pg(poor, BODY));

@@ -157,9 +157,13 @@ function prepare(
   return { relay, caller: { userId: user.id, group }, payload, ip, stream: body.stream };
 }
 
+/** A relay error as a refusal; anything else is logged and answered as a JSON 500, never a plain-text page. */
 function relayRefusal(err: unknown, relayAddress: string): PlaygroundRefusal {
   const failure = relayFailure(err, relayAddress);
-  if (!failure) throw err;
+  if (!failure) {
+    console.error(err);
+    return { status: 500, message: 'internal error', type: 'server_error', code: null };
+  }
   const status = STATUS_OF[failure.code];
   return {
     status,
