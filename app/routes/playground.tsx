@@ -78,6 +78,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   if (intent === 'group') return reply({ question });
   if (intent !== 'send') return reply({ question, error: ctx.t('playground:errors.unknownIntent') }, 400);
   if (question.trim() === '') return reply({ question, error: ctx.t('playground:errors.empty') }, 400);
+  if (!settings.model) return reply({ question, error: ctx.t('playground:errors.noModel') }, 400);
   if (question.length > MAX_MESSAGE_CHARS)
     return reply(
       {
