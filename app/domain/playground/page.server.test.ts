@@ -231,6 +231,18 @@ describe('POST /playground (no JavaScript)', () => {
     const unknown = await post({ ...SETTINGS, intent: 'drop', question: 'x' });
     expect(unknown.init?.status).toBe(400);
 
+    // A group without models: nothing to ask.
+    const lonely = await signedInUser(stack, { quota: 1_000_000, group: 'lonely' });
+    const none = (await action(
+      args(req(lonely, { group: 'lonely', intent: 'send', question: 'hi' })),
+    )) as unknown as Reply;
+    expect(none.init?.status).toBe(400);
+    expect(none.data).toMatchObject({
+      error: 'Please choose a model',
+      question: 'hi',
+      settings: { model: '' },
+    });
+
     // A group the user may not use, a model outside the group, a temperature out of range: the defaults.
     const odd = await post({
       group: 'svip',
