@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { redact, relayFailure } from '#app/domain/relay-errors.server.ts';
 import { RelayError } from '#app/grpc/relay-client.server.ts';
 
@@ -45,5 +45,20 @@ describe('redact', () => {
     expect(redact('bad sk-aaaa and sk-bbbb, again sk-aaaa', ['sk-aaaa', 'sk-bbbb', 'x'])).toBe(
       'bad *** and ***, again ***',
     );
+  });
+});
+
+describe('relayFailure across module copies', () => {
+  it('reads a RelayError made by another copy of the relay client module (the built product has two)', async () => {
+    vi.resetModules();
+    const copy = await import('#app/grpc/relay-client.server.ts');
+    expect(copy.RelayError).not.toBe(RelayError);
+    const err = new copy.RelayError('upstream_failed', 'no available channel for model m in group default');
+    expect(relayFailure(err, ADDRESS)).toEqual({
+      code: 'upstream_failed',
+      message: 'no available channel for model m in group default',
+    });
+    const impostor = Object.assign(new Error('x'), { name: 'RelayError', code: 'no-such-code' });
+    expect(relayFailure(impostor, ADDRESS)).toBeNull();
   });
 });

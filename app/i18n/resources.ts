@@ -5,6 +5,7 @@ import enCommon from '#app/locales/en/common.ts';
 import enContent from '#app/locales/en/content.ts';
 import enLogs from '#app/locales/en/logs.ts';
 import enOauth from '#app/locales/en/oauth.ts';
+import enPlayground from '#app/locales/en/playground.ts';
 import enPricing from '#app/locales/en/pricing.ts';
 import enRedemptions from '#app/locales/en/redemptions.ts';
 import enSettings from '#app/locales/en/settings.ts';
@@ -19,6 +20,7 @@ import zhCommon from '#app/locales/zh/common.ts';
 import zhContent from '#app/locales/zh/content.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
+import zhPlayground from '#app/locales/zh/playground.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
 import zhRedemptions from '#app/locales/zh/redemptions.ts';
 import zhSettings from '#app/locales/zh/settings.ts';
@@ -32,7 +34,7 @@ import zhWallet from '#app/locales/zh/wallet.ts';
  * Namespaces: common (shell), auth (server-side auth messages and mail), account (login, register, reset and
  * OAuth callback pages), oauth (third-party login), users (admin users page), settings (personal settings),
  * tokens, redemptions and versions (their console pages), wallet (/topup), content (home, about, guide,
- * usebook, chat pages, notice).
+ * usebook, chat pages, notice), playground (/playground).
  */
 export const resources = {
   zh: {
@@ -50,6 +52,7 @@ export const resources = {
     logs: zhLogs,
     wallet: zhWallet,
     content: zhContent,
+    playground: zhPlayground,
   },
   en: {
     common: enCommon,
@@ -66,5 +69,6 @@ export const resources = {
     logs: enLogs,
     wallet: enWallet,
     content: enContent,
+    playground: enPlayground,
   },
 } as const;

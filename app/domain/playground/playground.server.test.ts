@@ -3,7 +3,7 @@
  * OpenAI upstream, with Billing writing the log rows to a real PostgreSQL database. Also: a redeem tells the relay,
  * so a user refused for lack of quota can call again at once.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createRelayClient, type RelayClient } from '#app/grpc/relay-client.server.ts';
 import { action as topupAction } from '#app/routes/api.user.topup.ts';
 import { action as pgAction, loader as pgLoader } from '#app/routes/pg.chat.completions.ts';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   });
   await seedChannel(stack, { baseUrl: fake.url, models: ['pg-m'], groups: ['default', 'vip'] });
   await setOptions(stack, {
-    ModelRatio: JSON.stringify({ 'pg-m': 1 }),
+    ModelRatio: JSON.stringify({ 'pg-m': 1, 'pg-orphan': 1 }),
     GroupRatio: JSON.stringify({ default: 1, vip: 1, svip: 1 }),
     UserUsableGroups: JSON.stringify({ default: 'Default', vip: 'VIP' }),
   });
@@ -175,6 +175,64 @@ describe('POST /pg/chat/completions', () => {
       }
     } finally {
       down.close();
+    }
+  });
+
+  it('answers a model without a channel in the group as an error, streamed or not', async () => {
+    // The built product has two copies of the relay client module (the Remix bundle's and server/console.ts's):
+    // the services' client throws RelayErrors of the other copy. Made here with a second copy of the module.
+    vi.resetModules();
+    const copy = await import('#app/grpc/relay-client.server.ts');
+    const other = copy.createRelayClient(stack.relays[0]!.grpcAddress, {
+      internalSecret: SECRET,
+      timeoutMs: 20_000,
+    });
+    try {
+      for (const stream of [false, true]) {
+        const res = await pg(
+          user,
+          { ...BODY, model: 'pg-orphan', stream },
+          { s: consoleServices(stack, other) },
+        );
+        const got = await errorOf(res);
+        expect(got.status).toBe(502);
+        expect(got.error).toMatchObject({
+          message: 'no available channel for model pg-orphan in group default',
+          type: 'server_error',
+        });
+      }
+    } finally {
+      other.close();
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('answers an unexpected failure of the relay client as a JSON 500, streamed or not', async () => {
+    const broken = {
+      address: 'x',
+      chatCompletion: async () => {
+        throw new TypeError('boom');
+      },
+      streamChatCompletion: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: async () => {
+            throw new TypeError('boom');
+          },
+        }),
+      }),
+    } as unknown as RelayClient;
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const stream of [false, true]) {
+        const res = await errorOf(await pg(user, { ...BODY, stream }, { s: consoleServices(stack, broken) }));
+        expect(res).toMatchObject({
+          status: 500,
+          error: { message: 'internal error', type: 'server_error' },
+        });
+      }
+      expect(quiet).toHaveBeenCalledTimes(2);
+    } finally {
+      quiet.mockRestore();
     }
   });
 

@@ -9,12 +9,13 @@
 import type { AppLoadContext } from '@remix-run/server-runtime';
 import { z } from 'zod';
 import { type ApiPrincipal, authenticateApi } from '#app/domain/auth/api-auth.server.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import { isDomainError } from '#app/domain/errors.ts';
 import { relayFailure } from '#app/domain/relay-errors.server.ts';
 import { clientIp } from '#app/domain/security/rate-limit.server.ts';
 import { usableGroups } from '#app/domain/tokens/tokens.server.ts';
 import type { RelayErrorCode } from '#app/grpc/relay-client.server.ts';
-import { getServices } from '#app/services.server.ts';
+import { type ConsoleServices, getServices } from '#app/services.server.ts';
 
 export function openAIError(
   status: number,
@@ -60,7 +61,9 @@ export const playgroundSchema = z
   })
   .passthrough();
 
-async function parseBody(request: Request): Promise<z.output<typeof playgroundSchema> | Response> {
+export type PlaygroundBody = z.output<typeof playgroundSchema>;
+
+async function parseBody(request: Request): Promise<PlaygroundBody | Response> {
   let raw: unknown;
   try {
     raw = await request.json();
@@ -77,13 +80,6 @@ async function parseBody(request: Request): Promise<z.output<typeof playgroundSc
     );
   }
   return parsed.data;
-}
-
-function relayErrorResponse(err: unknown, relayAddress: string): Response {
-  const failure = relayFailure(err, relayAddress);
-  if (!failure) throw err;
-  const status = STATUS_OF[failure.code];
-  return openAIError(status, failure.message, status < 500 ? 'invalid_request_error' : 'server_error');
 }
 
 /** The event stream of a streamed call; the first chunk was read already so refusals could still be a status. */
@@ -124,6 +120,85 @@ function eventStream(
   });
 }
 
+/** A refusal before or instead of an answer, in OpenAI's error shape plus the HTTP status. */
+export type PlaygroundRefusal = { status: number; message: string; type: string; code: string | null };
+
+/** One playground call, validated and ready for the relay. */
+type PreparedCall = {
+  relay: NonNullable<ConsoleServices['relay']>;
+  caller: { userId: number; group: string };
+  payload: string;
+  ip: string;
+  stream: boolean;
+};
+
+/** The checks both the JSON call and the page make: the group is the user's to use, a relay is configured. */
+function prepare(
+  services: ConsoleServices,
+  user: SessionUser,
+  body: PlaygroundBody,
+  ip: string,
+): PreparedCall | PlaygroundRefusal {
+  const group = body.group || user.group;
+  const groups = usableGroups({ options: services.options, actor: user });
+  if (group !== user.group && !(group in groups))
+    return {
+      status: 403,
+      message: `group ${group} is not usable by this user`,
+      type: 'invalid_request_error',
+      code: 'group_not_usable',
+    };
+  const relay = services.relay;
+  if (!relay)
+    return { status: 503, message: 'the relay service is not configured', type: 'server_error', code: null };
+  const { group: _group, max_tokens, ...rest } = body;
+  // max_tokens 0 is the playground's "no limit".
+  const payload = JSON.stringify({ ...rest, ...(max_tokens ? { max_tokens } : {}) });
+  return { relay, caller: { userId: user.id, group }, payload, ip, stream: body.stream };
+}
+
+/** A relay error as a refusal; anything else is logged and answered as a JSON 500, never a plain-text page. */
+function relayRefusal(err: unknown, relayAddress: string): PlaygroundRefusal {
+  const failure = relayFailure(err, relayAddress);
+  if (!failure) {
+    console.error(err);
+    return { status: 500, message: 'internal error', type: 'server_error', code: null };
+  }
+  const status = STATUS_OF[failure.code];
+  return {
+    status,
+    message: failure.message,
+    type: status < 500 ? 'invalid_request_error' : 'server_error',
+    code: null,
+  };
+}
+
+const refusalResponse = (r: PlaygroundRefusal) => openAIError(r.status, r.message, r.type, r.code);
+
+/**
+ * The playground call without streaming, for the page's form (no JavaScript): the completion JSON the relay
+ * answered, or the refusal (the user's group, no relay, every relay error: unknown model, no channel, no quota,
+ * the upstream's failure). Billed and logged exactly as POST /pg/chat/completions.
+ */
+export async function playgroundComplete(
+  services: ConsoleServices,
+  user: SessionUser,
+  body: PlaygroundBody,
+  ip: string,
+  signal?: AbortSignal,
+): Promise<{ ok: true; json: string } | { ok: false; refusal: PlaygroundRefusal }> {
+  const call = prepare(services, user, { ...body, stream: false }, ip);
+  if (!('relay' in call)) return { ok: false, refusal: call };
+  try {
+    return {
+      ok: true,
+      json: await call.relay.chatCompletion(call.caller, call.payload, call.ip, { signal }),
+    };
+  } catch (err) {
+    return { ok: false, refusal: relayRefusal(err, call.relay.address) };
+  }
+}
+
 /** POST /pg/chat/completions */
 export async function playgroundChat(request: Request, context: AppLoadContext): Promise<Response> {
   if (request.method !== 'POST') return new Response(null, { status: 405, headers: { Allow: 'POST' } });
@@ -145,45 +220,27 @@ export async function playgroundChat(request: Request, context: AppLoadContext):
   const body = await parseBody(request);
   if (body instanceof Response) return body;
 
-  const user = principal.user;
-  const group = body.group || user.group;
-  const groups = usableGroups({ options: services.options, actor: user });
-  if (group !== user.group && !(group in groups))
-    return openAIError(
-      403,
-      `group ${group} is not usable by this user`,
-      'invalid_request_error',
-      'group_not_usable',
-    );
-  const relay = services.relay;
-  if (!relay) return openAIError(503, 'the relay service is not configured', 'server_error');
-
-  const { group: _group, max_tokens, ...rest } = body;
-  // max_tokens 0 is the playground's "no limit".
-  const payload = JSON.stringify({ ...rest, ...(max_tokens ? { max_tokens } : {}) });
-  const caller = { userId: user.id, group };
   const ip = clientIp(request, services);
-
   if (!body.stream) {
-    try {
-      const text = await relay.chatCompletion(caller, payload, ip, { signal: request.signal });
-      return new Response(text, {
-        status: 200,
-        headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
-      });
-    } catch (err) {
-      return relayErrorResponse(err, relay.address);
-    }
+    const answer = await playgroundComplete(services, principal.user, body, ip, request.signal);
+    if (!answer.ok) return refusalResponse(answer.refusal);
+    return new Response(answer.json, {
+      status: 200,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+    });
   }
 
+  const call = prepare(services, principal.user, body, ip);
+  if (!('relay' in call)) return refusalResponse(call);
+  const { relay } = call;
   const iterator = relay
-    .streamChatCompletion(caller, payload, ip, { signal: request.signal })
+    .streamChatCompletion(call.caller, call.payload, call.ip, { signal: request.signal })
     [Symbol.asyncIterator]();
   let first: IteratorResult<string>;
   try {
     first = await iterator.next();
   } catch (err) {
-    return relayErrorResponse(err, relay.address);
+    return refusalResponse(relayRefusal(err, relay.address));
   }
   return new Response(eventStream(iterator, first, relay.address), {
     status: 200,
