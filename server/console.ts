@@ -18,7 +18,8 @@ import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/
 import { Hono } from 'hono';
 import { createClient } from 'redis';
 import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
-import { createQuotaWarningQueue } from '#app/domain/notify/quota-warning.server.ts';
+import { scheduleNotificationSweep } from '#app/domain/notify/outbox.server.ts';
+import { createQuotaWarningQueue, deliverQuotaWarning } from '#app/domain/notify/quota-warning.server.ts';
 import {
   CLIENT_IP_HEADER,
   createMemoryRateLimiter,
@@ -131,8 +132,14 @@ export async function startConsole(
     },
   };
 
-  // Quota warnings go out after Billing commits, from memory (ADR 022): mail through the SMTP options.
-  const quotaWarnings = createQuotaWarningQueue({ options });
+  // Quota warnings go out after Billing commits (ADR 022): mail through the SMTP options. Billing wrote each one
+  // into notification_outbox; what is not delivered here (a crash, a failure) the sweeper retries (ADR 026).
+  const quotaWarnings = createQuotaWarningQueue({ options }, { em: () => orm.em.fork() });
+  const notificationSweep = scheduleNotificationSweep(
+    () => orm.em.fork(),
+    (w) => deliverQuotaWarning({ options }, w),
+    { log: (msg, detail) => console.warn(`[notify] ${msg}`, detail ?? '') },
+  );
   const grpc = await startConsoleGrpc({
     host: config.CONSOLE_GRPC_HOST,
     port: config.CONSOLE_GRPC_PORT,
@@ -218,12 +225,14 @@ export async function startConsole(
         (server as import('node:http').Server).closeIdleConnections?.();
       });
       await grpc.stop();
-      // Quota warnings already queued get a few seconds to go out; what is left then is lost (ADR 022).
+      // Quota warnings already queued get a few seconds to go out; what is left then stays in the outbox for the
+      // next sweep (ADR 026).
       await Promise.race([
         quotaWarnings.idle(),
         new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
       ]);
       await pruning.stop();
+      await notificationSweep.stop();
       relay.close();
       await vite?.close();
       await pubsub.close();

@@ -23,11 +23,7 @@ import { personalTabData } from '#app/domain/account/settings-page.server.ts';
 import { parseDialog, parseTab, SETTING_TABS } from '#app/domain/account/tabs.ts';
 import { requireUser } from '#app/domain/auth/session.server.ts';
 import { isModelTabIntent, loadModelTab, modelTabAction } from '#app/domain/pricing/model-tab-page.server.ts';
-import {
-  loadModelsSettings,
-  MODELS_INTENT,
-  modelsSettingsAction,
-} from '#app/domain/settings/models-settings.server.ts';
+import { loadModelsSettings } from '#app/domain/settings/models-settings.server.ts';
 import { loadOperationTab } from '#app/domain/settings/operation.server.ts';
 import { optionFormAction } from '#app/domain/settings/option-form.server.ts';
 import {
@@ -119,15 +115,15 @@ const text = (form: FormData, key: string) => {
 };
 
 /**
- * POST /setting: dispatches by intent to the tab that owns it: the pricing (modelTab) and models tabs, an option
- * form of an admin tab (`option:<id>`, ADR 023), the update check of the other tab, else the personal tab.
+ * POST /setting: dispatches by intent to the tab that owns it: the pricing tab (modelTab), an option form of an
+ * admin tab (`option:<id>`, ADR 023; the models tab's too), the update check of the other tab, the test mail of
+ * the system tab, else the personal tab.
  */
 export async function action({ request, context }: ActionFunctionArgs) {
   const { services, user, ctx } = await pageCtx(request, context);
   const form = await request.formData();
   const intent = text(form, 'intent');
   if (isModelTabIntent(intent)) return modelTabAction(request, services, user, form);
-  if (intent === MODELS_INTENT) return modelsSettingsAction(request, services, user, form);
   const optionForm = findOptionForm(intent);
   if (optionForm) return optionFormAction(request, services, user, optionForm, form);
   if (intent === CHECK_UPDATE_INTENT) return checkUpdatePageAction(request, services, user);

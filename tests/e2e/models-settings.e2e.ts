@@ -1,7 +1,8 @@
 /**
- * Settings "models" tab (seed 000 §2, §5) with JavaScript on and off: an admin edits claude.default_max_tokens
- * and the thinking budget percentage; invalid JSON is refused with 'not a valid JSON string' (on blur with
- * JavaScript, by the server always) and a percentage outside 0.1–1 is refused; an ordinary user gets 403.
+ * Settings "models" tab (seed 000 §2, §5) with JavaScript on and off, on the shared option forms (ADR 023): an
+ * admin edits claude.default_max_tokens and the thinking budget percentage in the Claude form; invalid JSON is
+ * refused with 'not a valid JSON string' (on blur with JavaScript, by the server always) and a percentage outside
+ * 0.1–1 is refused; saving unchanged says 'you seem to have changed nothing'; an ordinary user gets 403.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Option } from '@switchyard/db/entities/option.ts';
@@ -43,11 +44,15 @@ async function openTab(page: Page, mode: Mode) {
   return res;
 }
 
-/** Clicks save and waits for the POST's answer (a redirect on success, the re-rendered tab on a refusal). */
+/** The Claude form's field error, by option key. */
+const fieldError = (page: Page, key: string) =>
+  page.getByTestId(`opt-models-claude-${key.replace(/\./g, '-')}-error`);
+
+/** Clicks the Claude form's save and waits for the POST's answer (a redirect on success, the tab on a refusal). */
 async function save(page: Page) {
   await Promise.all([
     page.waitForResponse((r) => r.request().method() === 'POST'),
-    page.locator('button[name="intent"][value="modelsSettings"]').click(),
+    page.locator('button[name="intent"][value="option:models-claude"]').click(),
   ]);
   await page.waitForLoadState('networkidle');
 }
@@ -87,7 +92,9 @@ describe.each(MODES)('models settings with JavaScript %s', (mode: Mode) => {
     expect(JSON.parse(await page.locator(`[name="${MAX}"]`).inputValue()).default).toBe(max);
     // Saving again without edits writes nothing and says so.
     await save(page);
-    await expect.poll(() => page.getByTestId('models-tab-error').textContent()).toBe('你似乎并没有修改什么');
+    await expect
+      .poll(() => page.getByTestId('models-claude-error').textContent())
+      .toBe('你似乎并没有修改什么');
   });
 
   it('refuses invalid JSON with the seed message, on blur with JavaScript and always on the server', async () => {
@@ -98,24 +105,25 @@ describe.each(MODES)('models settings with JavaScript %s', (mode: Mode) => {
     await area.fill('{"default": 8192');
     if (mode === 'js') {
       await area.blur();
+      // The blur check names the field by its label, which ends with the key.
       await expect
-        .poll(() => page.getByTestId('opt-claude-default_max_tokens-error').textContent())
-        .toBe('claude.default_max_tokens：不是合法的 JSON 字符串');
+        .poll(() => fieldError(page, MAX).textContent())
+        .toBe('Claude 默认最大输出 Token（claude.default_max_tokens）：不是合法的 JSON 字符串');
       expect(await area.getAttribute('aria-invalid')).toBe('true');
     }
     await save(page);
-    await expect
-      .poll(() => page.getByTestId('opt-claude-default_max_tokens-error').textContent())
-      .toBe('claude.default_max_tokens：不是合法的 JSON 字符串');
+    await expect.poll(() => fieldError(page, MAX).textContent()).toContain('不是合法的 JSON 字符串');
+    if (mode === 'nojs')
+      expect(await fieldError(page, MAX).textContent()).toBe(
+        'claude.default_max_tokens：不是合法的 JSON 字符串',
+      );
     // What was typed stays in the box, and nothing was stored.
     expect(await page.locator(`[name="${MAX}"]`).inputValue()).toBe('{"default": 8192');
     expect(await stored(MAX)).toBe(before);
     // Valid JSON of the wrong shape is refused by the server's registry check.
     await page.locator(`[name="${MAX}"]`).fill('{"default": 0}');
     await save(page);
-    await expect
-      .poll(() => page.getByTestId('opt-claude-default_max_tokens-error').textContent())
-      .toContain('positive integer');
+    await expect.poll(() => fieldError(page, MAX).textContent()).toContain('positive integer');
     expect(await stored(MAX)).toBe(before);
   });
 
@@ -129,18 +137,14 @@ describe.each(MODES)('models settings with JavaScript %s', (mode: Mode) => {
     if (mode === 'js') {
       await budget.blur();
       await expect
-        .poll(() =>
-          page.getByTestId('opt-claude-thinking_adapter_budget_tokens_percentage-error').textContent(),
-        )
+        .poll(() => fieldError(page, BUDGET).textContent())
         .toBe('Claude 思考预算百分比必须在 0.1 到 1 之间');
     }
     // A valid change next to the refused one is not saved either.
     await page.locator(`[name="${MAX}"]`).fill('{"default": 3333}');
     await save(page);
     await expect
-      .poll(() =>
-        page.getByTestId('opt-claude-thinking_adapter_budget_tokens_percentage-error').textContent(),
-      )
+      .poll(() => fieldError(page, BUDGET).textContent())
       .toBe('Claude 思考预算百分比必须在 0.1 到 1 之间');
     expect(await stored(BUDGET)).toBe(before);
     expect(await stored(MAX)).toBe(maxBefore);

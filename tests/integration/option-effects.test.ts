@@ -1,8 +1,11 @@
 /**
  * Options an administrator touches first, each changed through `updateOption` (what `PUT /api/option/` calls)
  * and shown through the real JSON route: registration switches and the new user's quota, the e-mail domain
- * whitelist, the SMTP account, sender and SSL switch, and the public status object. docs/options.md lists every
- * key with the test that shows its effect.
+ * whitelist, the SMTP account, sender and SSL switch, and the public status object. The last block runs the real
+ * console HTTP server (server/console.ts, Remix through Vite's dev server) on the same database, changes options
+ * with `PUT /api/option/` as an administrator and reads the rendered pages: branding, notice, sidebar default,
+ * top-up link, quota display and the top-up computation. docs/options.md lists every key with the test that
+ * shows its effect.
  */
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node';
 import { OPTIONS, type OptionKey } from '@switchyard/db/options/registry.ts';
@@ -16,6 +19,9 @@ import { loader as statusLoader } from '#app/routes/api.status.ts';
 import { action as registerAction } from '#app/routes/api.user.register.ts';
 import { loader as verificationLoader } from '#app/routes/api.verification.ts';
 import { loader as tokenPageLoader } from '#app/routes/token._index.tsx';
+import { loadConsoleConfig } from '../../server/config.ts';
+import { type RunningConsole, startConsole } from '../../server/console.ts';
+import { freePort } from './cluster/procs.ts';
 
 const EN = { 'Accept-Language': 'en' };
 const BASE = 'http://localhost';
@@ -294,4 +300,146 @@ describe('page content', () => {
       await setOption('apiAddressList', '[]');
     }
   });
+});
+
+describe('rendered pages of the real console, options changed with PUT /api/option/', () => {
+  let console_: RunningConsole;
+  let adminCookie = '';
+  let adminId = 0;
+  let userCookie = '';
+
+  beforeAll(async () => {
+    console_ = await startConsole(
+      loadConsoleConfig({
+        NODE_ENV: 'test',
+        DATABASE_URL: env.db.url,
+        PORT: String(await freePort()),
+        CONSOLE_GRPC_PORT: '0',
+        // No relay: the pages read here do not call it.
+        RELAY_URL: 'http://127.0.0.1:9',
+        RELAY_GRPC_URL: '127.0.0.1:9',
+        MIGRATE_ON_START: 'false',
+      }),
+      { dev: true },
+    );
+    const admin = await env.createUser({ username: 'eff_pages_root', password: 'password-1', role: 100 });
+    adminId = admin.id;
+    adminCookie = (await createSession(env.services, admin, req(`${BASE}/`))).split(';')[0] ?? '';
+    const user = await env.createUser({
+      username: 'eff_pages_user',
+      password: 'password-1',
+      quota: 1_250_000,
+    });
+    userCookie = (await createSession(env.services, user, req(`${BASE}/`))).split(';')[0] ?? '';
+  }, 120_000);
+  afterAll(async () => {
+    await console_?.stop();
+  });
+
+  /** PUT /api/option/ as the administrator, over HTTP, as new-api's frontend and scripts do. */
+  async function put(key: OptionKey, value: string): Promise<void> {
+    const res = await fetch(`${console_.url}/api/option/`, {
+      method: 'PUT',
+      headers: {
+        Cookie: adminCookie,
+        'New-Api-User': String(adminId),
+        'Content-Type': 'application/json',
+        Origin: console_.url,
+      },
+      body: JSON.stringify({ key, value }),
+    });
+    const body = (await res.json()) as Envelope;
+    expect([key, body.success, body.message]).toEqual([key, true, body.message]);
+  }
+
+  /** A page's HTML for a new browser session (no preference cookie) of `cookie`'s user. */
+  async function page(path: string, cookie = ''): Promise<string> {
+    const res = await fetch(`${console_.url}${path}`, {
+      headers: { 'Accept-Language': 'en', ...(cookie ? { Cookie: cookie } : {}) },
+      redirect: 'manual',
+    });
+    expect([path, res.status]).toEqual([path, 200]);
+    return res.text();
+  }
+
+  /** Puts every key back to its registry default. */
+  async function restore(keys: OptionKey[]): Promise<void> {
+    for (const key of keys) await put(key, String(OPTIONS[key].default));
+  }
+
+  it('SystemName, Logo and Footer brand every page; Notice reaches the home page', async () => {
+    const keys: OptionKey[] = ['SystemName', 'Logo', 'Footer', 'Notice'];
+    try {
+      await put('SystemName', 'Acme Gateway');
+      await put('Logo', 'https://cdn.acme.example/logo.png');
+      await put('Footer', '<p class="acme-footer">Acme Inc. support line</p>');
+      await put('Notice', 'Maintenance at 02:00 UTC');
+      for (const [path, cookie] of [
+        ['/', ''],
+        ['/topup', userCookie],
+      ] as const) {
+        const html = await page(path, cookie);
+        expect(html).toContain('<link rel="icon" href="https://cdn.acme.example/logo.png"/>');
+        expect(html).toMatch(/<img[^>]*src="https:\/\/cdn\.acme\.example\/logo\.png"/);
+        expect(html).toContain('<p class="acme-footer">Acme Inc. support line</p>');
+        expect(html).toContain('Acme Gateway');
+      }
+      const home = await page('/');
+      expect(home).toContain('<title>Acme Gateway</title>');
+      expect(home).toContain('Maintenance at 02:00 UTC');
+    } finally {
+      await restore(keys);
+    }
+    const plain = await page('/');
+    expect(plain).not.toContain('acme');
+    expect(plain).not.toContain('Maintenance at 02:00 UTC');
+  }, 120_000);
+
+  it('DefaultCollapseSidebar: a new session sees the sidebar collapsed', async () => {
+    try {
+      expect(await page('/topup', userCookie)).toContain('data-sidebar="expanded"');
+      await put('DefaultCollapseSidebar', 'true');
+      expect(await page('/topup', userCookie)).toContain('data-sidebar="collapsed"');
+    } finally {
+      await restore(['DefaultCollapseSidebar']);
+    }
+  }, 60_000);
+
+  it('TopUpLink, DisplayInCurrencyEnabled and QuotaPerUnit on the wallet page', async () => {
+    const keys: OptionKey[] = ['TopUpLink', 'DisplayInCurrencyEnabled', 'QuotaPerUnit'];
+    try {
+      let html = await page('/topup', userCookie);
+      expect(html).not.toContain('https://shop.acme.example/codes');
+      // 1,250,000 quota at the default 500,000 per unit.
+      expect(html).toMatch(/data-testid="wallet-balance">\$2\.50</);
+      await put('TopUpLink', 'https://shop.acme.example/codes');
+      await put('QuotaPerUnit', '250000');
+      html = await page('/topup', userCookie);
+      expect(html).toContain('href="https://shop.acme.example/codes"');
+      expect(html).toMatch(/data-testid="wallet-balance">\$5\.00</);
+      await put('DisplayInCurrencyEnabled', 'false');
+      expect(await page('/topup', userCookie)).toMatch(/data-testid="wallet-balance">1\.25M</);
+    } finally {
+      await restore(keys);
+    }
+  }, 60_000);
+
+  it('Price and TopupConfig: the preset amounts and the payable amount of the top-up page', async () => {
+    const keys: OptionKey[] = ['AlipayAppId', 'AlipayPrivateKey', 'Price', 'TopupConfig'];
+    try {
+      // Online top-up is offered once a pay method is configured.
+      await put('AlipayAppId', '2021000000000000');
+      await put('AlipayPrivateKey', 'test-private-key');
+      // The default price is 7.3 per unit.
+      expect(await page('/topup?amount=10', userCookie)).toMatch(/data-testid="wallet-payable">[^<]*73\.00/);
+      await put('Price', '8.5');
+      await put('TopupConfig', '[20, 100]');
+      const html = await page('/topup?amount=10', userCookie);
+      expect(html).toMatch(/data-testid="wallet-payable">[^<]*85\.00/);
+      expect(html).toMatch(/name="amount"[^>]*value="20"/);
+      expect(html).toMatch(/name="amount"[^>]*value="100"/);
+    } finally {
+      await restore(keys);
+    }
+  }, 60_000);
 });

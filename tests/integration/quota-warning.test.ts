@@ -17,7 +17,17 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { QuotaWarning } from '#app/domain/billing/billing.server.ts';
 import type { NotifyOptions, NotifyResult } from '#app/domain/notify/notifier.server.ts';
-import { createQuotaWarningQueue, type QuotaWarningQueue } from '#app/domain/notify/quota-warning.server.ts';
+import {
+  MAX_NOTIFY_ATTEMPTS,
+  NOTIFY_LEASE_MS,
+  retryDelayMs,
+  sweepNotifications,
+} from '#app/domain/notify/outbox.server.ts';
+import {
+  createQuotaWarningQueue,
+  deliverQuotaWarning,
+  type QuotaWarningQueue,
+} from '#app/domain/notify/quota-warning.server.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { type SmtpCapture, startSmtpCapture } from '../fakes/smtp.ts';
 import {
@@ -52,9 +62,28 @@ function useQueue(notify: NotifyOptions = { allowInsecureForTests: true, timeout
       notify,
       log: () => {},
       onResult: (warning, result) => results.push({ warning, result }),
+      em: () => stack.orm.em.fork(),
     },
   );
 }
+
+type OutboxRow = { status: number; attempts: number; next_attempt_at: string; last_error: string | null };
+
+async function outboxOf(userId: number): Promise<OutboxRow[]> {
+  return stack.sql<OutboxRow>(
+    'select status, attempts, next_attempt_at, last_error from notification_outbox where user_id = ? order by id',
+    [userId],
+  );
+}
+
+/** Earlier tests' failed deliveries stay pending in the outbox: set them aside so a sweep here sees only its own. */
+async function abandonPending(): Promise<void> {
+  await stack.sql('update notification_outbox set status = 2 where status = 0');
+}
+
+const sweepDeliver = (w: QuotaWarning) =>
+  deliverQuotaWarning({ options: stack.options }, w, { allowInsecureForTests: true, timeoutMs: 2_000 });
+const sweep = (nowMs: number) => sweepNotifications(() => stack.orm.em.fork(), sweepDeliver, { nowMs });
 
 beforeAll(async () => {
   smtp = await startSmtpCapture();
@@ -302,7 +331,7 @@ describe('quota warnings from Billing', () => {
     release?.();
     await queue.idle();
     expect(results[0]?.result).toMatchObject({ ok: false, error: 'webhook answered 500' });
-    // Not retried: later calls send nothing more.
+    // Not retried by the queue, nor warned again by later calls (the outbox sweeper retries it: tests below).
     await report([event(id, 1_000)]);
     await queue.idle();
     expect(hooks).toHaveLength(1);
@@ -351,6 +380,74 @@ describe('quota warnings from Billing', () => {
       process.env.NOTIFY_ALLOW_PRIVATE_ADDRESSES = 'true';
     }
     expect(hooks).toHaveLength(0);
+  });
+
+  it('a warning committed but never delivered (the console died after the commit) is delivered by the sweeper exactly once', async () => {
+    await abandonPending();
+    // The crash: Billing commits, nothing runs after the commit.
+    queue = { push() {}, idle: async () => {} };
+    const id = await user(100_500, 'crashed@example.com', {
+      notify_type: 'webhook',
+      quota_warning_threshold: 100_000,
+      webhook_url: hookUrl,
+    });
+    const ack = await report([event(id, 1_000)]);
+    expect(ack.acks[0]?.status).toBe(UsageAckStatus.USAGE_ACK_STATUS_ACCEPTED);
+    expect(await outboxOf(id)).toMatchObject([{ status: 0, attempts: 1, last_error: null }]);
+    expect(hooks).toHaveLength(0);
+
+    // Within the lease of the (lost) attempt after commit no sweeper takes it.
+    expect((await sweep(Date.now())).claimed).toBe(0);
+    // Past it, two consoles sweeping at once: one of them claims it (skip locked), it goes out once.
+    const later = Date.now() + NOTIFY_LEASE_MS + 1;
+    const [a, b] = await Promise.all([sweep(later), sweep(later)]);
+    expect(a.claimed + b.claimed).toBe(1);
+    expect(a.delivered + b.delivered).toBe(1);
+    expect(hooks).toHaveLength(1);
+    expect(JSON.parse(hooks[0]?.body ?? '{}')).toMatchObject({
+      type: 'quota_exceed',
+      values: expect.any(Array),
+    });
+    expect(await outboxOf(id)).toMatchObject([{ status: 1, attempts: 2 }]);
+    // Delivered rows are never taken again.
+    expect((await sweep(later + 24 * 3600_000)).claimed).toBe(0);
+    expect(hooks).toHaveLength(1);
+  });
+
+  it('a delivered warning is marked at once; a failing one is retried with backoff and abandoned after the last attempt', async () => {
+    await abandonPending();
+    const ok = await user(100_500, 'marked@example.com', { quota_warning_threshold: 100_000 });
+    await report([event(ok, 1_000)]);
+    await queue.idle();
+    expect(await outboxOf(ok)).toMatchObject([{ status: 1, attempts: 1 }]);
+
+    hookMode = 500;
+    const id = await user(100_500, 'failing@example.com', {
+      notify_type: 'webhook',
+      quota_warning_threshold: 100_000,
+      webhook_url: hookUrl,
+    });
+    await report([event(id, 1_000)]);
+    await queue.idle();
+    const [first] = await outboxOf(id);
+    expect(first).toMatchObject({ status: 0, attempts: 1, last_error: 'webhook answered 500' });
+    let now = Date.now();
+    // Before the backoff is over nothing is retried.
+    expect((await sweep(now + retryDelayMs(1) - 5_000)).claimed).toBe(0);
+    for (let attempt = 2; attempt <= MAX_NOTIFY_ATTEMPTS; attempt++) {
+      now += retryDelayMs(attempt - 1) + 1_000;
+      const r = await sweep(now);
+      expect(r.claimed).toBe(1);
+      expect((await outboxOf(id))[0]).toMatchObject({
+        attempts: attempt,
+        status: attempt === MAX_NOTIFY_ATTEMPTS ? 2 : 0,
+      });
+    }
+    expect(hooks).toHaveLength(MAX_NOTIFY_ATTEMPTS);
+    // Abandoned: never sent again, even once the receiver is back.
+    hookMode = 204;
+    expect((await sweep(now + 365 * 24 * 3600_000)).claimed).toBe(0);
+    expect(hooks).toHaveLength(MAX_NOTIFY_ATTEMPTS);
   });
 
   it('warns after a real call through the relay takes the balance across', async () => {

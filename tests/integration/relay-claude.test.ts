@@ -220,6 +220,53 @@ describe('the Anthropic SDK through the relay (/v1/messages)', () => {
     expect(log.is_stream).toBe(true);
   });
 
+  it('StopOnSensitiveEnabled off: a Claude answer has its words masked, body and stream, native and bridged', async () => {
+    await setOptions(stack, {
+      CheckSensitiveEnabled: 'true',
+      CheckSensitiveOnPromptEnabled: 'false',
+      CheckSensitiveOnCompletionEnabled: 'true',
+      StopOnSensitiveEnabled: 'false',
+      SensitiveWords: 'forbidden fruit',
+    });
+    try {
+      const content = 'a forbidden fruit here';
+      const masked = 'a *************** here';
+      for (const model of [MODEL, 'gpt-4o']) {
+        fake.on({ respond: { content } });
+        openaiFake.on({ model: 'gpt-4o', respond: { content } });
+        const msg = await claude.messages.create({
+          model,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        expect(msg.content).toEqual([{ type: 'text', text: masked }]);
+        // " forbidden" and " fruit" are separate deltas: both are masked, nothing leaks.
+        const deltas: string[] = [];
+        const stream = claude.messages.stream({
+          model,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        stream.on('text', (t) => {
+          deltas.push(t);
+        });
+        const final = await stream.finalMessage();
+        expect(deltas.join('')).toBe(masked);
+        expect(deltas.some((d) => /forbidden|fruit/.test(d))).toBe(false);
+        expect(final.stop_reason).toBe('end_turn');
+        fake.reset();
+        openaiFake.reset();
+      }
+    } finally {
+      await setOptions(stack, {
+        CheckSensitiveOnPromptEnabled: 'true',
+        CheckSensitiveOnCompletionEnabled: 'false',
+        StopOnSensitiveEnabled: 'true',
+        SensitiveWords: 'test_sensitive',
+      });
+    }
+  });
+
   it('reaches an OpenAI channel through the bridge, plain and streamed, with tools', async () => {
     openaiFake.on({ model: 'gpt-4o', respond: { usage: { prompt_tokens: 100, completion_tokens: 10 } } });
     const msg = await claude.messages.create({

@@ -369,6 +369,41 @@ describe('@google/genai to an OpenAI channel through the chat bridge', () => {
     }
   });
 
+  it('StopOnSensitiveEnabled off: a Gemini answer has its words masked, body and stream, bridged and native', async () => {
+    await setOptions(stack, {
+      CheckSensitiveEnabled: 'true',
+      CheckSensitiveOnPromptEnabled: 'false',
+      CheckSensitiveOnCompletionEnabled: 'true',
+      StopOnSensitiveEnabled: 'false',
+      SensitiveWords: 'forbidden fruit',
+    });
+    try {
+      const content = 'a forbidden fruit here';
+      const masked = 'a *************** here';
+      for (const model of ['gpt-4o', GEMINI]) {
+        openaiFake.on({ model: 'gpt-4o', respond: { content } });
+        geminiFake.on({ model: GEMINI, respond: { content } });
+        const res = await beta.models.generateContent({ model, contents: 'hi' });
+        expect([model, res.text]).toEqual([model, masked]);
+        // The word arrives in two chunks (" forbidden", " fruit"): each half is masked, nothing leaks.
+        const stream = await beta.models.generateContentStream({ model, contents: 'hi' });
+        const parts: string[] = [];
+        for await (const chunk of stream) if (chunk.text) parts.push(chunk.text);
+        expect(parts.join('')).toBe(masked);
+        expect(parts.some((p) => /forbidden|fruit/.test(p))).toBe(false);
+        openaiFake.reset();
+        geminiFake.reset();
+      }
+    } finally {
+      await setOptions(stack, {
+        CheckSensitiveEnabled: 'false',
+        CheckSensitiveOnCompletionEnabled: 'false',
+        StopOnSensitiveEnabled: 'true',
+        SensitiveWords: '',
+      });
+    }
+  });
+
   it('inline images and audio become chat content parts; JSON output config becomes response_format', async () => {
     await beta.models.generateContent({
       model: 'gpt-4o',

@@ -347,6 +347,63 @@ describe('openai SDK through the relay', () => {
     }
   });
 
+  it('StopOnSensitiveEnabled off: the words of an answer are masked, not stopped (chat and Responses, body and stream)', async () => {
+    await setOptions(stack, {
+      CheckSensitiveOnCompletionEnabled: 'true',
+      StopOnSensitiveEnabled: 'false',
+      SensitiveWords: 'forbidden fruit\nsweet',
+    });
+    try {
+      const content = 'the Forbidden Fruit is sweet';
+      fake.on({ model: 'gpt-4o', respond: { content, usage: { prompt_tokens: 4, completion_tokens: 5 } } });
+      const res = await client.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(res.choices[0]?.message.content).toBe('the *************** is *****');
+      // Billed like any answer: (4 + 5·4)·1.25 = 30
+      expect(Number((await lastLog('gpt-4o')).quota)).toBe(30);
+
+      // Streamed: "forbidden fruit" arrives as " forbidden" and " fruit", two chunks; both halves are masked.
+      fake.reset();
+      fake.on({ model: 'gpt-4o', respond: { content: 'one two forbidden fruit three sweet' } });
+      const stream = await client.chat.completions.create({
+        model: 'gpt-4o',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      const deltas: string[] = [];
+      for await (const chunk of stream) {
+        const d = chunk.choices[0]?.delta.content;
+        if (d) deltas.push(d);
+      }
+      expect(deltas.join('')).toBe('one two *************** three *****');
+      expect(deltas).toContain(' *********');
+      expect(deltas.some((d) => /forbidden|fruit|sweet/i.test(d))).toBe(false);
+
+      fake.reset();
+      fake.on({ model: 'gpt-4o', path: '/responses', respond: { content } });
+      const r = await client.responses.create({ model: 'gpt-4o', input: 'hi' });
+      expect(r.output_text).toBe('the *************** is *****');
+      const rs = await client.responses.create({ model: 'gpt-4o', input: 'hi', stream: true });
+      let streamed = '';
+      let done = '';
+      for await (const ev of rs) {
+        if (ev.type === 'response.output_text.delta') streamed += ev.delta;
+        if (ev.type === 'response.completed') done = JSON.stringify(ev.response.output);
+      }
+      expect(streamed).toBe('the *************** is *****');
+      expect(done).toContain('the *************** is *****');
+      expect(done).not.toMatch(/fruit|sweet/i);
+    } finally {
+      await setOptions(stack, {
+        CheckSensitiveOnCompletionEnabled: 'false',
+        StopOnSensitiveEnabled: 'true',
+        SensitiveWords: 'test_sensitive',
+      });
+    }
+  });
+
   it('CheckSensitiveEnabled or CheckSensitiveOnPromptEnabled off: a prompt with a word reaches the upstream', async () => {
     const prompt = [{ role: 'user' as const, content: 'say TEST_SENSITIVE now' }];
     for (const off of ['CheckSensitiveEnabled', 'CheckSensitiveOnPromptEnabled']) {

@@ -172,7 +172,18 @@ function useField(name: string) {
   return { id, value, error, secretSet: state.data.secretsSet[name] ?? false };
 }
 
-function Described({ id, help, error }: { id: string; help?: string; error?: string }) {
+function Described({
+  id,
+  help,
+  error,
+  reserve,
+}: {
+  id: string;
+  help?: string;
+  error?: string;
+  /** Keep the error's line even when empty (a field checked on blur). */
+  reserve?: boolean;
+}) {
   return (
     <>
       {help ? (
@@ -180,28 +191,65 @@ function Described({ id, help, error }: { id: string; help?: string; error?: str
           {help}
         </span>
       ) : null}
-      {error ? (
-        <span id={`${id}-error`} className="form-error" role="alert" data-testid={`${id}-error`}>
-          {error}
+      {error || reserve ? (
+        <span
+          id={`${id}-error`}
+          className="form-error"
+          role="alert"
+          data-testid={`${id}-error`}
+          style={reserve ? { display: 'block', minHeight: '1.5em' } : undefined}
+        >
+          {error ?? ''}
         </span>
       ) : null}
     </>
   );
 }
 
+/**
+ * A field checked on blur (with JavaScript): a blur only ever adds a message, and editing hides the previous one
+ * (the field's or the server's), so a click on the save button that blurs a valid field moves nothing under the
+ * pointer; the error line is reserved for the same reason. A new answer from the server is shown again.
+ */
+function useBlurCheck(serverError: string | undefined) {
+  // null: show the server's error; '': edited since, show nothing; else the blur check's message.
+  const [local, setLocal] = useState<string | null>(null);
+  useEffect(() => setLocal(null), [serverError]);
+  return {
+    shown: local === null ? serverError : local || undefined,
+    onChange: () => setLocal((prev) => (prev === '' ? prev : '')),
+    check: (message: string | null) => {
+      if (message !== null) setLocal(message);
+    },
+  };
+}
+
 const describedBy = (id: string, help?: string, error?: string) =>
   [help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
 
-/** A one-line text or number input. */
+/**
+ * A one-line text or number input. With `rangeMessage`, a number outside `min`–`max` is flagged on blur (with
+ * JavaScript; the registry checks it again on save).
+ */
 export function OptionInput({
   name,
   label,
   help,
   type = 'text',
   min,
+  max,
   step,
-}: FieldProps & { type?: 'text' | 'number' | 'url'; min?: number; step?: number | 'any' }) {
+  rangeMessage,
+}: FieldProps & {
+  type?: 'text' | 'number' | 'url';
+  min?: number;
+  max?: number;
+  step?: number | 'any';
+  rangeMessage?: string;
+}) {
   const { id, value, error } = useField(name);
+  const blur = useBlurCheck(error);
+  const shown = rangeMessage ? blur.shown : error;
   return (
     <div className="option-field">
       <label htmlFor={id}>{label}</label>
@@ -210,12 +258,26 @@ export function OptionInput({
         name={name}
         type={type}
         min={min}
+        max={max}
         step={step}
+        inputMode={type === 'number' && step !== undefined && step !== 1 ? 'decimal' : undefined}
         defaultValue={value}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(id, help, error)}
+        onChange={rangeMessage ? blur.onChange : undefined}
+        onBlur={
+          rangeMessage
+            ? (e) => {
+                const text = e.currentTarget.value.trim();
+                const n = text === '' ? Number.NaN : Number(text);
+                const ok =
+                  Number.isFinite(n) && (min === undefined || n >= min) && (max === undefined || n <= max);
+                blur.check(ok ? null : rangeMessage);
+              }
+            : undefined
+        }
+        aria-invalid={shown ? true : undefined}
+        aria-describedby={describedBy(id, help, shown)}
       />
-      <Described id={id} help={help} error={error} />
+      <Described id={id} help={help} error={shown} reserve={rangeMessage !== undefined} />
     </div>
   );
 }
@@ -363,8 +425,8 @@ export function OptionSelect({
 export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?: number }) {
   const { t } = useTranslation('settings');
   const { id, value, error } = useField(name);
-  const [blurError, setBlurError] = useState('');
-  const shown = blurError || error;
+  const blur = useBlurCheck(error);
+  const shown = blur.shown;
   return (
     <div className="option-field">
       <label htmlFor={id}>{label}</label>
@@ -374,19 +436,20 @@ export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?
         rows={rows}
         defaultValue={value}
         spellCheck={false}
+        onChange={blur.onChange}
         onBlur={(e) => {
           const text = e.currentTarget.value;
           try {
             JSON.parse(text);
-            setBlurError('');
+            blur.check(null);
           } catch {
-            setBlurError(t('options.errors.invalidJson', { key: label }));
+            blur.check(t('options.errors.invalidJson', { key: label }));
           }
         }}
         aria-invalid={shown ? true : undefined}
         aria-describedby={describedBy(id, help, shown)}
       />
-      <Described id={id} help={help} error={shown} />
+      <Described id={id} help={help} error={shown} reserve />
     </div>
   );
 }

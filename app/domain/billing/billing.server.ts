@@ -12,6 +12,7 @@ import { LogType } from '@switchyard/db/entities/log.ts';
 import { UsageLedgerKind } from '@switchyard/db/entities/usage-ledger.ts';
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import { warningThreshold } from '#app/domain/account/setting.ts';
+import { recordQuotaWarnings } from '#app/domain/notify/outbox.server.ts';
 
 /** Same numbers as switchyard.billing.v1.UsageKind. */
 export const UsageKind = UsageLedgerKind;
@@ -73,6 +74,8 @@ export type QuotaWarning = {
   /** the balance after the batch */
   quota: number;
   threshold: number;
+  /** Its notification_outbox row (ADR 026), set when Billing wrote it. */
+  outboxId?: number | undefined;
 };
 
 export type BillingDeps = {
@@ -430,6 +433,8 @@ async function applyConsume(
     if (crossing.send)
       warnings.push({ userId: id, email: row.email, setting: row.setting, quota: after, threshold });
   }
+  // Durable (ADR 026): the warning is pending in the outbox when the charge commits, whatever happens after.
+  await recordQuotaWarnings(tx, warnings, Date.now());
   await tx.execute(
     'update users as u set quota = u.quota - v.quota, used_quota = u.used_quota + v.quota, ' +
       'request_count = u.request_count + v.n, quota_warned = v.warned ' +

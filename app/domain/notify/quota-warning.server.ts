@@ -1,14 +1,17 @@
 /**
- * Quota-warning notifications (ADR 022). Billing decides the crossing inside its transaction and hands the
- * warnings of a committed batch to `push`, which only queues them: delivery runs afterwards, a few at a time,
- * and a failure is logged, never retried into billing. The queue lives in memory: a restart loses the deliveries
- * still queued or in flight (the marker in users.quota_warned is already set, so they are not sent again).
+ * Quota-warning notifications (ADR 022, ADR 026). Billing decides the crossing inside its transaction, writes the
+ * warning into notification_outbox there, and hands the warnings of a committed batch to `push`, which only queues
+ * them: delivery runs afterwards, a few at a time, and its outcome is recorded on the outbox row (never in
+ * billing). What this queue loses (a restart, a crash, a full queue) or fails to deliver stays pending in the
+ * outbox, where the sweeper (outbox.server.ts) retries it with backoff.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
 import { authTFor } from '#app/domain/auth/i18n.server.ts';
 import type { QuotaWarning } from '#app/domain/billing/billing.server.ts';
 import type { MailServices } from '#app/domain/mail/mailer.server.ts';
 import { type Notification, type NotifyOptions, type NotifyResult, notifyUser } from './notifier.server.ts';
+import { markAttempt } from './outbox.server.ts';
 
 export const QUOTA_EXCEED = 'quota_exceed';
 
@@ -40,13 +43,29 @@ export type QuotaWarningQueue = {
 export type QuotaWarningQueueOptions = {
   /** Deliveries at once (default 4). */
   concurrency?: number;
-  /** Warnings waiting beyond this are dropped and logged (default 10,000). */
+  /** Warnings waiting beyond this are left to the outbox sweeper, and logged (default 10,000). */
   maxQueued?: number;
   notify?: NotifyOptions;
   log?: (message: string, detail?: unknown) => void;
   /** Called after each delivery (tests). */
   onResult?: (warning: QuotaWarning, result: NotifyResult) => void;
+  /** Where the outcome of each delivery is recorded on its outbox row (attempt 1); none = not recorded. */
+  em?: () => EntityManager;
 };
+
+/** Sends one quota warning to its user (e-mail or webhook, per their setting); never throws. */
+export async function deliverQuotaWarning(
+  services: MailServices,
+  w: QuotaWarning,
+  notify?: NotifyOptions,
+): Promise<NotifyResult> {
+  try {
+    const note = quotaWarningNotification(services.options, w.quota);
+    return await notifyUser(services, { id: w.userId, email: w.email, setting: w.setting }, note, notify);
+  } catch (error) {
+    return { ok: false, channel: 'email', error: error instanceof Error ? error.message : String(error) };
+  }
+}
 
 export function createQuotaWarningQueue(
   services: MailServices,
@@ -61,19 +80,14 @@ export function createQuotaWarningQueue(
   let idleWaiters: Array<() => void> = [];
 
   const deliver = async (w: QuotaWarning): Promise<void> => {
-    let result: NotifyResult;
-    try {
-      const note = quotaWarningNotification(services.options, w.quota);
-      result = await notifyUser(
-        services,
-        { id: w.userId, email: w.email, setting: w.setting },
-        note,
-        opts.notify,
-      );
-    } catch (error) {
-      result = { ok: false, channel: 'email', error: error instanceof Error ? error.message : String(error) };
-    }
+    const result = await deliverQuotaWarning(services, w, opts.notify);
     if (!result.ok) log(`quota warning to user ${w.userId} by ${result.channel} failed: ${result.error}`);
+    if (opts.em && w.outboxId !== undefined) {
+      // A failed mark leaves the row pending: the sweeper sends it again once the lease ran out.
+      await markAttempt(opts.em(), w.outboxId, 1, result).catch((error) =>
+        log(`quota warning ${w.outboxId}: outcome not recorded`, error),
+      );
+    }
     opts.onResult?.(w, result);
   };
 
@@ -97,7 +111,7 @@ export function createQuotaWarningQueue(
     push(warnings) {
       for (const w of warnings) {
         if (queue.length >= maxQueued) {
-          log(`quota warning to user ${w.userId} dropped: ${maxQueued} deliveries are waiting`);
+          log(`quota warning to user ${w.userId} left to the sweeper: ${maxQueued} deliveries are waiting`);
           continue;
         }
         queue.push(w);

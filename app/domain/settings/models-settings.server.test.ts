@@ -1,7 +1,8 @@
 /**
- * The settings "models" tab's save path against real PostgreSQL and a real OptionService: only changed keys are
- * written (one audited OptionService.set each), a refusal of any key writes nothing, messages per field, the
- * checkbox's hidden 'false' + 'true' form encoding, and 403 for a non-admin.
+ * The settings "models" tab on the shared option-form mechanics (ADR 023), against real PostgreSQL and a real
+ * OptionService: two forms (Gemini, Claude), only changed keys written (one audited `updateOption` each, JSON
+ * compared by value), a refusal of any key of a form writes nothing, the budget's own range message, the
+ * checkbox's hidden 'false' + 'true' form encoding, 'you seem to have changed nothing', and 403 for a non-admin.
  */
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
@@ -11,8 +12,10 @@ import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts
 import type { TFunction } from 'i18next';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ForbiddenError, InputError } from '#app/domain/errors.ts';
-import type { ModelTabCtx } from '#app/domain/pricing/model-tab.server.ts';
-import { loadModelsSettings, readModelsForm, saveModelsSettings } from './models-settings.server.ts';
+import { readOptionForm, saveOptionForm } from '#app/domain/settings/option-form.server.ts';
+import type { OptionsCtx } from '#app/domain/settings/options.server.ts';
+import { findOptionForm } from '#app/domain/settings/tab-forms.server.ts';
+import { loadModelsSettings, MODELS_FORMS } from './models-settings.server.ts';
 
 let db: TestDatabase;
 let pubsub: PubSub;
@@ -22,8 +25,9 @@ let options: OptionService;
 const t = ((key: string, values?: Record<string, unknown>) =>
   values ? `${key} ${JSON.stringify(values)}` : key) as unknown as TFunction;
 
-const ctxFor = (role: number): ModelTabCtx => ({
-  em: db.orm.em.fork(),
+const [GEMINI, CLAUDE] = MODELS_FORMS;
+
+const ctxFor = (role: number): OptionsCtx => ({
   options,
   actor: { id: 7, username: 'root', displayName: 'root', role, group: 'default' },
   t,
@@ -56,80 +60,93 @@ beforeEach(async () => {
 });
 
 describe('models settings tab', () => {
-  it('loads the six options as text, JSON pretty-printed', () => {
+  it('loads the six options as text, JSON pretty-printed; its two forms post option intents', () => {
     const tab = loadModelsSettings(options);
-    expect(JSON.parse(tab.values['claude.default_max_tokens'])).toEqual({ default: 8192 });
+    expect(JSON.parse(tab.values['claude.default_max_tokens']!)).toEqual({ default: 8192 });
     expect(tab.values['claude.thinking_adapter_enabled']).toBe('true');
     expect(tab.values['claude.thinking_adapter_budget_tokens_percentage']).toBe('0.8');
     expect(tab.values['gemini.safety_settings']).toContain('\n');
     expect(tab.thresholds).toContain('BLOCK_NONE');
+    expect(findOptionForm('option:models-gemini')).toBe(GEMINI);
+    expect(findOptionForm('option:models-claude')).toBe(CLAUDE);
   });
 
   it('writes only the changed keys, each audited with the actor and address', async () => {
     const current = loadModelsSettings(options).values;
-    const n = await saveModelsSettings(ctxFor(Role.Admin), {
+    const saved = await saveOptionForm(ctxFor(Role.Admin), CLAUDE, {
       ...current,
-      // Same content, other formatting: not a change.
-      'gemini.safety_settings': '{ "default" : "OFF" }',
       'claude.default_max_tokens': '{"default":4096,"claude-3-5-haiku-20241022":1000}',
       'claude.thinking_adapter_budget_tokens_percentage': ' 0.5 ',
     });
-    expect(n).toBe(2);
+    expect(saved).toEqual(['claude.default_max_tokens', 'claude.thinking_adapter_budget_tokens_percentage']);
     expect(options.get('claude.default_max_tokens')).toEqual({
       default: 4096,
       'claude-3-5-haiku-20241022': 1000,
     });
     expect(options.get('claude.thinking_adapter_budget_tokens_percentage')).toBe(0.5);
+    // Same content, other formatting: not a change.
+    const same = await refusal(
+      saveOptionForm(ctxFor(Role.Admin), GEMINI, { 'gemini.safety_settings': '{ "default" : "OFF" }' }),
+    );
+    expect(same.message).toBe('settings:optionForm.nothingChanged');
     const audits = await db.orm.em.fork().find(AuditEntry, {}, { orderBy: { id: 'asc' } });
     expect(audits.map((a) => [a.targetId, a.actorId, a.ip])).toEqual([
       ['claude.default_max_tokens', 7, '203.0.113.9'],
       ['claude.thinking_adapter_budget_tokens_percentage', 7, '203.0.113.9'],
     ]);
-    const again = await refusal(saveModelsSettings(ctxFor(Role.Admin), loadModelsSettings(options).values));
-    expect(again.message).toBe('settings:modelsTab.errors.nothingChanged');
+    const again = await refusal(
+      saveOptionForm(ctxFor(Role.Admin), CLAUDE, loadModelsSettings(options).values),
+    );
+    expect(again.message).toBe('settings:optionForm.nothingChanged');
   });
 
-  it('refuses invalid JSON, bad shapes and an out-of-range budget per field, writing nothing', async () => {
+  it('refuses invalid JSON, bad shapes and an out-of-range budget per field, writing nothing of the form', async () => {
     const error = await refusal(
-      saveModelsSettings(ctxFor(Role.Admin), {
+      saveOptionForm(ctxFor(Role.Admin), CLAUDE, {
         'claude.default_max_tokens': '{"default": 8192',
         'claude.thinking_adapter_budget_tokens_percentage': '1.5',
-        'gemini.version_settings': '{"default":"v2"}',
         'claude.model_headers_settings': '{"claude-x":{"anthropic-beta":"a"}}',
       }),
     );
     expect(error.fieldErrors['claude.default_max_tokens']).toEqual([
-      'settings:modelsTab.errors.invalidJson {"key":"claude.default_max_tokens"}',
+      'settings:options.errors.invalidJson {"key":"claude.default_max_tokens"}',
     ]);
     expect(error.fieldErrors['claude.thinking_adapter_budget_tokens_percentage']).toEqual([
-      'settings:modelsTab.errors.budgetRange',
+      'settings:modelsTab.errors.budgetRange {"key":"claude.thinking_adapter_budget_tokens_percentage"}',
     ]);
-    expect(error.fieldErrors['gemini.version_settings']?.[0]).toContain('must be one of v1, v1beta, v1alpha');
-    // The summary is the first refused field in the tab's order (Gemini comes first).
-    expect(error.message).toBe(error.fieldErrors['gemini.version_settings']?.[0]);
     // The valid header change next to the refused keys was not written.
     expect(options.get('claude.model_headers_settings')).toEqual({});
+    const version = await refusal(
+      saveOptionForm(ctxFor(Role.Admin), GEMINI, { 'gemini.version_settings': '{"default":"v2"}' }),
+    );
+    expect(version.fieldErrors['gemini.version_settings']?.[0]).toContain(
+      'must be one of v1, v1beta, v1alpha',
+    );
     expect(await db.orm.em.fork().count(AuditEntry, {})).toBe(0);
     const low = await refusal(
-      saveModelsSettings(ctxFor(Role.Admin), { 'claude.thinking_adapter_budget_tokens_percentage': '0.05' }),
+      saveOptionForm(ctxFor(Role.Admin), CLAUDE, {
+        'claude.thinking_adapter_budget_tokens_percentage': '0.05',
+      }),
     );
-    expect(low.message).toBe('settings:modelsTab.errors.budgetRange');
+    expect(low.message).toBe(
+      'settings:modelsTab.errors.budgetRange {"key":"claude.thinking_adapter_budget_tokens_percentage"}',
+    );
   });
 
   it("reads the checkbox as its last value: hidden 'false', then 'true' when checked", async () => {
     const form = new FormData();
     form.append('claude.thinking_adapter_enabled', 'false');
-    expect(readModelsForm(form)).toEqual({ 'claude.thinking_adapter_enabled': 'false' });
-    await saveModelsSettings(ctxFor(Role.Admin), readModelsForm(form));
+    expect(readOptionForm(CLAUDE, form)).toEqual({ 'claude.thinking_adapter_enabled': 'false' });
+    await saveOptionForm(ctxFor(Role.Admin), CLAUDE, readOptionForm(CLAUDE, form));
     expect(options.get('claude.thinking_adapter_enabled')).toBe(false);
     form.append('claude.thinking_adapter_enabled', 'true');
-    await saveModelsSettings(ctxFor(Role.Admin), readModelsForm(form));
+    await saveOptionForm(ctxFor(Role.Admin), CLAUDE, readOptionForm(CLAUDE, form));
     expect(options.get('claude.thinking_adapter_enabled')).toBe(true);
   });
 
   it('forbids a non-admin', async () => {
     await expect(
-      saveModelsSettings(ctxFor(Role.User), { 'claude.default_max_tokens': '{"default":1}' }),
+      saveOptionForm(ctxFor(Role.User), CLAUDE, { 'claude.default_max_tokens': '{"default":1}' }),
     ).rejects.toBeInstanceOf(ForbiddenError);
     expect(options.get('claude.default_max_tokens')).toEqual({ default: 8192 });
   });

@@ -57,6 +57,8 @@ export type OptionFormSpec = {
    * without) and posts the same form again with `confirm=yes`.
    */
   readonly confirm?: { readonly key: OptionKey; readonly value: string; readonly message: string };
+  /** A key's own refusal message (an i18n key of `settings`) instead of the registry's, e.g. a range. */
+  readonly messages?: Readonly<Partial<Record<OptionKey, string>>>;
 };
 
 export const OPTION_INTENT_PREFIX = 'option:';
@@ -130,7 +132,8 @@ function changedKeys(
       if (!same) changed.push([key, text]);
     } catch (error) {
       if (!(error instanceof OptionValidationError)) throw error;
-      fieldErrors[key] = [optionErrorMessage(ctx, key, error)];
+      const own = spec.messages?.[key];
+      fieldErrors[key] = [own ? ctx.t(`settings:${own}`, { key }) : optionErrorMessage(ctx, key, error)];
     }
   }
   return { changed, fieldErrors };

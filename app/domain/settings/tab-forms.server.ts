@@ -3,6 +3,7 @@
  * forms here; the page's action (app/routes/setting.tsx) hands a matching post to `optionFormAction`.
  */
 
+import { MODELS_FORMS } from '#app/domain/settings/models-settings.server.ts';
 import { OPERATION_FORMS } from '#app/domain/settings/operation.server.ts';
 import { OPTION_INTENT_PREFIX, type OptionFormSpec } from '#app/domain/settings/option-form.server.ts';
 import { OTHER_FORMS } from '#app/domain/settings/other.server.ts';
@@ -16,6 +17,7 @@ export const OPTION_FORMS: readonly OptionFormSpec[] = [
   ...PAY_FORMS,
   ...OPERATION_FORMS,
   ...SYSTEM_FORMS,
+  ...MODELS_FORMS,
 ];
 
 export function findOptionForm(intent: string): OptionFormSpec | null {

@@ -289,13 +289,12 @@ const settings: SettingsResources = {
     thinking: 'Enable the Claude thinking adapter (-thinking suffix)',
     budget: 'Thinking adapter budget tokens percentage',
     budgetHelp: 'Between 0.1 and 1; budget tokens = max tokens × percentage',
-    save: 'Save model settings',
-    saved: '{{count}} setting(s) saved',
+    saveGemini: 'Save Gemini settings',
+    saveClaude: 'Save Claude settings',
+    geminiSaved: 'Gemini settings updated',
+    claudeSaved: 'Claude settings updated',
     errors: {
-      invalidJson: '{{key}}: not a valid JSON string',
       budgetRange: 'Claude budget percentage must be between 0.1 and 1',
-      invalid: '{{key}}: invalid value ({{detail}})',
-      nothingChanged: 'You seem to have changed nothing',
     },
   },
   options: {

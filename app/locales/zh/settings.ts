@@ -285,13 +285,12 @@ const settings = {
     thinking: '启用 Claude 思考适配（-thinking 后缀）',
     budget: '思考适配 BudgetTokens 百分比',
     budgetHelp: '0.1 到 1 之间；BudgetTokens = MaxTokens × 百分比',
-    save: '保存模型设置',
-    saved: '已保存 {{count}} 项设置',
+    saveGemini: '保存 Gemini 设置',
+    saveClaude: '保存 Claude 设置',
+    geminiSaved: 'Gemini 设置已更新',
+    claudeSaved: 'Claude 设置已更新',
     errors: {
-      invalidJson: '{{key}}：不是合法的 JSON 字符串',
       budgetRange: 'Claude 思考预算百分比必须在 0.1 到 1 之间',
-      invalid: '{{key}}：取值无效（{{detail}}）',
-      nothingChanged: '你似乎并没有修改什么',
     },
   },
   options: {

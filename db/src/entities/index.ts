@@ -3,6 +3,7 @@ import { AuditEntry } from './audit-entry.ts';
 import { Channel } from './channel.ts';
 import { Log } from './log.ts';
 import { MidjourneyTask } from './midjourney-task.ts';
+import { NotificationOutbox } from './notification-outbox.ts';
 import { Option } from './option.ts';
 import { Order } from './order.ts';
 import { QuotaData } from './quota-data.ts';
@@ -22,6 +23,7 @@ export * from './channel.ts';
 export * from './common.ts';
 export * from './log.ts';
 export * from './midjourney-task.ts';
+export * from './notification-outbox.ts';
 export * from './option.ts';
 export * from './order.ts';
 export * from './quota-data.ts';
@@ -54,4 +56,5 @@ export const entities = [
   VerificationCode,
   UsageLedger,
   RelayOutbox,
+  NotificationOutbox,
 ];

@@ -38,6 +38,7 @@ import {
 } from './pricing.ts';
 import type { ChannelRecord, Repo } from './repo.ts';
 import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
+import { maskAnswerBody, maskingStage } from './sensitive-mask.ts';
 import { countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 import {
@@ -518,7 +519,14 @@ export class RelayCore {
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
-    const body = bridge ? bridge.fromChat(await new Response(parsed.body).text(), call.model) : parsed.body;
+    let body = bridge ? bridge.fromChat(await new Response(parsed.body).text(), call.model) : parsed.body;
+    if (
+      sensitive.onCompletion &&
+      !sensitive.stop &&
+      findSensitive(parsed.completionText, sensitive.words).length > 0
+    )
+      // StopOnSensitiveEnabled off: the answer goes out with its words masked (new-api's "replace").
+      body = maskAnswerBody(await new Response(body).text(), parsed.contentType, sensitive.words);
     return {
       ok: true,
       result: { kind: 'body', status: 200, headers, body, requestId: ctx.requestId },
@@ -535,11 +543,14 @@ export class RelayCore {
     release: () => void = () => {},
   ): RelayResult {
     const conv = adaptor.streamConversion(input);
+    const policy = sensitivePolicy(this.#d.options);
+    const stages: FrameTransformer[] = [conv.transformer];
+    if (bridge) stages.push(bridge.streamFromChat(ctx.call.model));
+    // StopOnSensitiveEnabled off: words are masked in what the client receives (a stage only when it is on).
+    if (policy.onCompletion && !policy.stop) stages.push(maskingStage(policy.words));
     // The conversions run inline on each upstream read: a frame reaches the client stream in the same tick it
     // arrived, with no Web Stream or pipe per stage in between.
-    const runner = frameRunner(
-      bridge ? [conv.transformer, bridge.streamFromChat(ctx.call.model)] : [conv.transformer],
-    );
+    const runner = frameRunner(stages);
     let frtMs = 0;
     let finished: Promise<void> | null = null;
     const finish = () => {
@@ -560,7 +571,6 @@ export class RelayCore {
     };
     this.#streams.add(end);
     const idleMs = this.#d.upstreamTimeoutMs;
-    const policy = sensitivePolicy(this.#d.options);
     const stopWords = policy.onCompletion && policy.stop ? policy.words : [];
     // Only the tail can hold a word that the last chunk completed.
     const scanTail = 4096 + Math.max(0, ...stopWords.map((w) => w.length));
