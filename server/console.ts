@@ -133,7 +133,7 @@ export async function startConsole(
   };
 
   // Quota warnings go out after Billing commits (ADR 022): mail through the SMTP options. Billing wrote each one
-  // into notification_outbox; what is not delivered here (a crash, a failure) the sweeper retries (ADR 026).
+  // into notification_outbox; what is not delivered here (a crash, a failure) the sweeper retries (ADR 028).
   const quotaWarnings = createQuotaWarningQueue({ options }, { em: () => orm.em.fork() });
   const notificationSweep = scheduleNotificationSweep(
     () => orm.em.fork(),
@@ -226,7 +226,7 @@ export async function startConsole(
       });
       await grpc.stop();
       // Quota warnings already queued get a few seconds to go out; what is left then stays in the outbox for the
-      // next sweep (ADR 026).
+      // next sweep (ADR 028).
       await Promise.race([
         quotaWarnings.idle(),
         new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),

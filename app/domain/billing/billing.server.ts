@@ -74,7 +74,7 @@ export type QuotaWarning = {
   /** the balance after the batch */
   quota: number;
   threshold: number;
-  /** Its notification_outbox row (ADR 026), set when Billing wrote it. */
+  /** Its notification_outbox row (ADR 028), set when Billing wrote it. */
   outboxId?: number | undefined;
 };
 
@@ -433,7 +433,7 @@ async function applyConsume(
     if (crossing.send)
       warnings.push({ userId: id, email: row.email, setting: row.setting, quota: after, threshold });
   }
-  // Durable (ADR 026): the warning is pending in the outbox when the charge commits, whatever happens after.
+  // Durable (ADR 028): the warning is pending in the outbox when the charge commits, whatever happens after.
   await recordQuotaWarnings(tx, warnings, Date.now());
   await tx.execute(
     'update users as u set quota = u.quota - v.quota, used_quota = u.used_quota + v.quota, ' +

@@ -1,5 +1,5 @@
 /**
- * The durable side of quota-warning notifications (ADR 026, on top of ADR 022). Billing writes each warning into
+ * The durable side of quota-warning notifications (ADR 028, on top of ADR 022). Billing writes each warning into
  * `notification_outbox` in its own transaction, as attempt 1 with a lease; after the commit the in-memory queue
  * delivers it and marks the row. A row still pending when its lease or backoff ran out (the console died between
  * commit and delivery, or the attempt failed) is claimed by a sweeper with `for update skip locked` (any number of

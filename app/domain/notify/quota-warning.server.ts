@@ -1,5 +1,5 @@
 /**
- * Quota-warning notifications (ADR 022, ADR 026). Billing decides the crossing inside its transaction, writes the
+ * Quota-warning notifications (ADR 022, ADR 028). Billing decides the crossing inside its transaction, writes the
  * warning into notification_outbox there, and hands the warnings of a committed batch to `push`, which only queues
  * them: delivery runs afterwards, a few at a time, and its outcome is recorded on the outbox row (never in
  * billing). What this queue loses (a restart, a crash, a full queue) or fails to deliver stays pending in the

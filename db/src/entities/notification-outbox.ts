@@ -5,7 +5,7 @@ export const NotificationStatus = { Pending: 0, Delivered: 1, Abandoned: 2 } as 
 export type NotificationStatus = (typeof NotificationStatus)[keyof typeof NotificationStatus];
 
 /**
- * Notifications decided in a transaction and delivered after it (ADR 026): the quota warning is written here in
+ * Notifications decided in a transaction and delivered after it (ADR 028): the quota warning is written here in
  * Billing's own transaction, delivered after the commit and marked delivered; a sweeper retries what is still
  * pending once its lease ran out (a crash between commit and delivery, a failed attempt), with backoff, and
  * abandons a row after a bounded number of attempts.
