@@ -2,6 +2,7 @@ import enAccount from '#app/locales/en/account.ts';
 import enAuth from '#app/locales/en/auth.ts';
 import enChannels from '#app/locales/en/channels.ts';
 import enCommon from '#app/locales/en/common.ts';
+import enDashboard from '#app/locales/en/dashboard.ts';
 import enLogs from '#app/locales/en/logs.ts';
 import enOauth from '#app/locales/en/oauth.ts';
 import enPricing from '#app/locales/en/pricing.ts';
@@ -15,6 +16,7 @@ import zhAccount from '#app/locales/zh/account.ts';
 import zhAuth from '#app/locales/zh/auth.ts';
 import zhChannels from '#app/locales/zh/channels.ts';
 import zhCommon from '#app/locales/zh/common.ts';
+import zhDashboard from '#app/locales/zh/dashboard.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
@@ -29,7 +31,7 @@ import zhWallet from '#app/locales/zh/wallet.ts';
  * Translations are bundled (no network backend): both the server and the browser import them.
  * Namespaces: common (shell), auth (server-side auth messages and mail), account (login, register, reset and
  * OAuth callback pages), oauth (third-party login), users (admin users page), settings (personal settings),
- * tokens, redemptions and versions (their console pages), wallet (/topup).
+ * tokens, redemptions and versions (their console pages), wallet (/topup), dashboard (/detail).
  */
 export const resources = {
   zh: {
@@ -46,6 +48,7 @@ export const resources = {
     pricing: zhPricing,
     logs: zhLogs,
     wallet: zhWallet,
+    dashboard: zhDashboard,
   },
   en: {
     common: enCommon,
@@ -61,5 +64,6 @@ export const resources = {
     pricing: enPricing,
     logs: enLogs,
     wallet: enWallet,
+    dashboard: enDashboard,
   },
 } as const;
