@@ -11,12 +11,8 @@ import {
   ShareChart,
   StackedBars,
 } from '#app/domain/dashboard/charts.tsx';
-import {
-  type DashboardSeries,
-  dashboardSeries,
-  METRICS,
-  type Metric,
-} from '#app/domain/dashboard/dashboard.server.ts';
+import { type DashboardSeries, METRICS, type Metric } from '#app/domain/dashboard/constants.ts';
+import { dashboardSeries } from '#app/domain/dashboard/dashboard.server.ts';
 import {
   bucketStart,
   GRANULARITIES,
@@ -98,6 +94,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 type Loaded = Extract<ReturnType<typeof useLoaderData<typeof loader>>, { enabled: true }>;
 
 const numbers = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
+/** Axis ticks: short (1.2K, 3M) so that they fit the margin. */
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 
 function Filters({ filters, admin, tz }: Pick<Loaded, 'filters' | 'admin' | 'tz'>) {
   const { t } = useTranslation('dashboard');
@@ -177,6 +175,7 @@ function Dashboard({
 }) {
   const { t } = useTranslation('dashboard');
   const fmt = (m: Metric) => (v: number) => (m === 'quota' ? formatQuota(v, display) : numbers.format(v));
+  const axis = (m: Metric) => (v: number) => (m === 'quota' ? formatQuota(v, display) : compact.format(v));
   const labels = series.buckets.map((b) => b.label);
   const models = chartModels(series.models, series.cells, t('charts.other'));
   const metricName = t(`metric.${metric}`);
@@ -213,10 +212,11 @@ function Dashboard({
         <div className="dash-grid-charts">
           <ChartFrame title={t('charts.byModel', { metric: metricName })}>
             <StackedBars
+              wide
               labels={labels}
               models={models}
               metric={metric}
-              format={fmt(metric)}
+              format={axis(metric)}
               ariaLabel={t('charts.chartLabel', {
                 title: t('charts.byModel', { metric: metricName }),
                 ...range,
@@ -246,7 +246,7 @@ function Dashboard({
             <LineChart
               labels={labels}
               values={series.bucketTotals.map((c) => c.count)}
-              format={fmt('count')}
+              format={axis('count')}
               ariaLabel={t('charts.chartLabel', { title: t('charts.calls'), ...range })}
               describe={(b) =>
                 t('charts.point', {

@@ -14,7 +14,7 @@ import {
   useRef,
   useState,
 } from 'react';
-import type { Cell, Metric } from './dashboard.server.ts';
+import type { Cell, Metric } from './constants.ts';
 
 /** Categorical colours with enough contrast on the light and the dark surface. */
 export const PALETTE = [
@@ -55,9 +55,11 @@ export function chartModels(models: { name: string }[], cells: Cell[][], otherLa
   return [...top, { name: otherLabel, color: PALETTE[MAX_SERIES] as string, cells: other }];
 }
 
-const W = 720;
-const H = 280;
-const M = { top: 12, right: 12, bottom: 44, left: 64 };
+/** viewBox sizes: the full-width chart is wider so that its text keeps about the same size on screen. */
+type Size = { W: number; H: number };
+const NORMAL: Size = { W: 720, H: 280 };
+const WIDE: Size = { W: 860, H: 320 };
+const M = { top: 14, right: 12, bottom: 44, left: 80 };
 
 /** Which x labels to print so that at most ~8 show. */
 function labelEvery(n: number): number {
@@ -126,11 +128,13 @@ export function ChartFrame({ title, children }: { title: string; children: React
 }
 
 function Axes({
+  size: { W, H },
   labels,
   x,
   y,
   format,
 }: {
+  size: Size;
   labels: string[];
   x: (i: number) => number;
   y: ReturnType<typeof scaleLinear<number, number>>;
@@ -150,7 +154,14 @@ function Axes({
       ))}
       {labels.map((l, i) =>
         i % every === 0 ? (
-          <text key={l} x={x(i)} y={H - M.bottom + 16} textAnchor="middle">
+          // every other printed label is dropped on narrow screens (dash-x-alt), where the text is larger
+          <text
+            key={l}
+            x={x(i)}
+            y={H - M.bottom + 18}
+            textAnchor="middle"
+            className={(i / every) % 2 === 1 ? 'dash-x-alt' : undefined}
+          >
             {l}
           </text>
         ) : null,
@@ -167,6 +178,7 @@ export function StackedBars({
   format,
   describe,
   ariaLabel,
+  wide = false,
 }: {
   labels: string[];
   models: ChartModel[];
@@ -175,7 +187,10 @@ export function StackedBars({
   /** the tooltip and aria text of a column */
   describe: (bucket: number) => string;
   ariaLabel: string;
+  wide?: boolean;
 }) {
+  const size = wide ? WIDE : NORMAL;
+  const { W, H } = size;
   const rows = labels.map((_, b) => models.map((m) => (m.cells[b] as Cell)[metric]));
   const series = stack<number[], number>()
     .keys(models.map((_, i) => i))
@@ -191,8 +206,13 @@ export function StackedBars({
     .range([H - M.bottom, M.top]);
   return (
     // biome-ignore lint/a11y/useSemanticElements: an SVG chart is a labelled group of its marks
-    <svg viewBox={`0 0 ${W} ${H}`} role="group" aria-label={ariaLabel} className="dash-svg">
-      <Axes labels={labels} x={(i) => (x(i) ?? 0) + x.bandwidth() / 2} y={y} format={format} />
+    <svg
+      viewBox={`0 0 ${W} ${H}`}
+      role="group"
+      aria-label={ariaLabel}
+      className={wide ? 'dash-svg dash-svg-wide' : 'dash-svg'}
+    >
+      <Axes size={size} labels={labels} x={(i) => (x(i) ?? 0) + x.bandwidth() / 2} y={y} format={format} />
       {series.map((s, mi) => (
         // biome-ignore lint/a11y/noAriaHiddenOnFocusable: decoration; the focusable marks are outside this group
         <g key={models[mi]?.name} fill={models[mi]?.color} aria-hidden="true">
@@ -247,6 +267,8 @@ export function LineChart({
   describe: (bucket: number) => string;
   ariaLabel: string;
 }) {
+  const size = NORMAL;
+  const { W, H } = size;
   const x = scaleBand<number>()
     .domain(labels.map((_, i) => i))
     .range([M.left, W - M.right]);
@@ -263,7 +285,7 @@ export function LineChart({
   return (
     // biome-ignore lint/a11y/useSemanticElements: an SVG chart is a labelled group of its marks
     <svg viewBox={`0 0 ${W} ${H}`} role="group" aria-label={ariaLabel} className="dash-svg">
-      <Axes labels={labels} x={cx} y={y} format={format} />
+      <Axes size={size} labels={labels} x={cx} y={y} format={format} />
       <path d={path} className="dash-line" />
       {values.map((v, i) => {
         const text = describe(i);

@@ -10,7 +10,10 @@ import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format
 import { ForbiddenError, InputError } from '#app/domain/errors.ts';
 import type { DomainCtx } from '#app/domain/http.server.ts';
 import { parseInput } from '#app/domain/validation.ts';
+import { type Cell, type DashboardSeries, MAX_BUCKETS } from './constants.ts';
 import { bucketLabel, bucketStarts, type Granularity } from './time.ts';
+
+export type { Cell, DashboardSeries };
 
 export type DashboardCtx = Pick<DomainCtx, 'em' | 'actor' | 't' | 'options'>;
 
@@ -137,33 +140,6 @@ export async function listSelfQuotaData(
 
 // ---------------------------------------------------------------------------------------------------------------
 // The page
-
-export type Metric = 'quota' | 'tokens' | 'count';
-export const METRICS: readonly Metric[] = ['quota', 'tokens', 'count'];
-export type Cell = { quota: number; tokens: number; count: number };
-
-/** Most buckets one chart draws. */
-export const MAX_BUCKETS = 800;
-
-export type DashboardSeries = {
-  granularity: Granularity;
-  timeZone: string;
-  start: number;
-  end: number;
-  buckets: { start: number; label: string }[];
-  /** models by total quota, largest first */
-  models: { name: string; total: Cell }[];
-  /** cells[model index][bucket index] */
-  cells: Cell[][];
-  totals: Cell;
-  /** per bucket over all models */
-  bucketTotals: Cell[];
-  /** average requests and tokens per minute over the range */
-  rpm: number;
-  tpm: number;
-  /** the total quota as the quota display rules write it */
-  quotaText: string;
-};
 
 const zero = (): Cell => ({ quota: 0, tokens: 0, count: 0 });
 
