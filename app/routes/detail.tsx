@@ -1,5 +1,6 @@
 import { data, type LinksFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
 import { Form, useLoaderData, useLocation } from '@remix-run/react';
+import { Role } from '@switchyard/db/entities/user.ts';
 import { useTranslation } from 'react-i18next';
 import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -42,7 +43,7 @@ function defaultRange(nowSec: number, tz: string) {
  */
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await domainPageCtx(request, context, {});
-  const admin = ctx.actor.role >= 10;
+  const admin = ctx.actor.role >= Role.Admin;
   const url = new URL(request.url);
   const tz = requestTimeZone(request);
   const title = ctx.t('dashboard:title');

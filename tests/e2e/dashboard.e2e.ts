@@ -5,11 +5,14 @@
  * SVG chart without JavaScript, a tooltip with it (hover and the keyboard), the data table, the user's time zone
  * from the cookie, and fits a 390 px screen; /api/data/self/ answers the same rows.
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Token } from '@switchyard/db/entities/token.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { reconcileQuotaData } from '#app/domain/dashboard/reconcile.server.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
@@ -95,6 +98,23 @@ afterAll(async () => {
   await h?.close();
   await orm?.close(true);
 });
+
+/**
+ * axe-core on the dashboard's own content (the shell has its own checks): serious and critical violations. Needs
+ * JavaScript in the page (the no-JS markup is the same, server-rendered).
+ */
+async function axeViolations(page: Page): Promise<string[]> {
+  const source = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.addScriptTag({ content: source });
+  return page.evaluate(async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: axe is injected as a global
+    const axe = (window as any).axe;
+    const result = await axe.run({ include: [['.dash-page']] }, { resultTypes: ['violations'] });
+    return (result.violations as { id: string; impact: string; nodes: unknown[] }[])
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.nodes.length})`);
+  });
+}
 
 type QD = { count: number; quota: string | number; token_used: string | number; created_at: string | number };
 const rows = async () =>
@@ -196,6 +216,8 @@ describe('data dashboard after relay calls', () => {
     await page.keyboard.press('End');
     expect(await tip.textContent()).toContain(model);
     expect(errors).toEqual([]);
+    await page.getByText('显示数据表').click();
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('an admin filters by username; the page fits 390 px without sideways scrolling', async () => {
