@@ -13,7 +13,7 @@ import {
   StackedBars,
 } from '#app/domain/dashboard/charts.tsx';
 import { type DashboardSeries, METRICS, type Metric } from '#app/domain/dashboard/constants.ts';
-import { dashboardSeries } from '#app/domain/dashboard/dashboard.server.ts';
+import { checkedTimeZone, dashboardSeries } from '#app/domain/dashboard/dashboard.server.ts';
 import {
   bucketStart,
   GRANULARITIES,
@@ -45,7 +45,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await domainPageCtx(request, context, {});
   const admin = ctx.actor.role >= Role.Admin;
   const url = new URL(request.url);
-  const tz = requestTimeZone(request);
+  const tz = await checkedTimeZone(ctx, requestTimeZone(request));
   const title = ctx.t('dashboard:title');
   const headers = { 'Cache-Control': 'no-store' };
   if (!ctx.options.get('DataExportEnabled')) return data({ title, enabled: false as const }, { headers });

@@ -143,6 +143,22 @@ export async function listSelfQuotaData(
 
 const zero = (): Cell => ({ quota: 0, tokens: 0, count: 0 });
 
+const pgZones = new Map<string, boolean>();
+/**
+ * The zone when PostgreSQL knows it too (its tz database can be older than the runtime's), else 'UTC'; cached.
+ */
+export async function checkedTimeZone(ctx: Pick<DashboardCtx, 'em'>, tz: string): Promise<string> {
+  if (tz === 'UTC') return tz;
+  const cached = pgZones.get(tz);
+  if (cached !== undefined) return cached ? tz : 'UTC';
+  const rows = (await ctx.em
+    .getConnection()
+    .execute('select 1 from pg_timezone_names where name = ? limit 1', [tz])) as unknown[];
+  const known = rows.length > 0;
+  if (pgZones.size < 1000) pgZones.set(tz, known);
+  return known ? tz : 'UTC';
+}
+
 /**
  * Series for the page: admins every user (or one username), others their own rows; the range is
  * [start, end] (unix seconds, end inclusive) bucketed in `timeZone`.
@@ -154,6 +170,8 @@ export async function dashboardSeries(
 ): Promise<DashboardSeries> {
   const actor = requireActor(ctx);
   const admin = actor.role >= Role.Admin;
+  const timeZone = await checkedTimeZone(ctx, q.timeZone);
+  if (timeZone !== q.timeZone) q = { ...q, timeZone };
   if (q.end < q.start) throw new InputError(ctx.t('dashboard:errors.endBeforeStart'));
   if (!admin && q.end - q.start > SELF_MAX_SPAN) throw new InputError(ctx.t('dashboard:errors.spanTooLong'));
   const starts = bucketStarts(q.start, q.end, q.granularity, q.timeZone, MAX_BUCKETS);

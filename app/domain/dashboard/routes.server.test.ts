@@ -3,6 +3,7 @@ import { Role, User } from '@switchyard/db/entities/user.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
+import { checkedTimeZone } from '#app/domain/dashboard/dashboard.server.ts';
 import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import { loader as allLoader } from '#app/routes/api.data._index.ts';
 import { loader as selfLoader } from '#app/routes/api.data.self._index.ts';
@@ -239,6 +240,14 @@ describe('/detail loader', () => {
     const utc = await page(request(alice, '/detail?granularity=week'));
     expect(utc.data.tz).toBe('UTC');
     expect(utc.data.filters.granularity).toBe('week');
+  });
+
+  it('a zone PostgreSQL does not know (an older tz database) falls back to UTC; known ones are kept', async () => {
+    const em = db.orm.em.fork();
+    expect(await checkedTimeZone({ em }, 'Asia/Shanghai')).toBe('Asia/Shanghai');
+    expect(await checkedTimeZone({ em }, 'UTC')).toBe('UTC');
+    const unknown = { getConnection: () => ({ execute: async () => [] }) } as never;
+    expect(await checkedTimeZone({ em: unknown }, 'America/Ciudad_Juarez')).toBe('UTC');
   });
 
   it('admins see every user or one username; a user only their own rows', async () => {
