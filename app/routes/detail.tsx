@@ -1,5 +1,5 @@
 import { data, type LinksFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useLoaderData, useLocation } from '@remix-run/react';
+import { Form, Link, useLoaderData, useLocation } from '@remix-run/react';
 import { Role } from '@switchyard/db/entities/user.ts';
 import { useTranslation } from 'react-i18next';
 import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
@@ -157,9 +157,15 @@ function MetricLinks({ current }: { current: Metric }) {
   return (
     <nav aria-label={t('metric.label')} className="dash-metrics">
       {METRICS.map((m) => (
-        <a key={m} href={href(m)} aria-current={m === current ? 'true' : undefined} className="dash-metric">
+        <Link
+          key={m}
+          to={href(m)}
+          aria-current={m === current ? 'true' : undefined}
+          className="dash-metric"
+          preventScrollReset
+        >
           {t(`metric.${m}`)}
-        </a>
+        </Link>
       ))}
     </nav>
   );
