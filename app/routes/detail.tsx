@@ -216,7 +216,11 @@ function Dashboard({
       {empty ? (
         <p className="dash-empty">{t('charts.empty')}</p>
       ) : (
-        <div className="dash-grid-charts">
+        // remounted per query: the arrow keys move the tab stop in the DOM, a new chart starts at its first mark
+        <div
+          className="dash-grid-charts"
+          key={`${series.start}:${series.end}:${series.granularity}:${metric}`}
+        >
           <ChartFrame title={t('charts.byModel', { metric: metricName })}>
             <StackedBars
               wide
