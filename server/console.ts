@@ -18,6 +18,7 @@ import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/
 import { Hono } from 'hono';
 import { createClient } from 'redis';
 import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
+import { scheduleQuotaDataJob } from '#app/domain/dashboard/reconcile.server.ts';
 import { scheduleNotificationSweep } from '#app/domain/notify/outbox.server.ts';
 import { createQuotaWarningQueue, deliverQuotaWarning } from '#app/domain/notify/quota-warning.server.ts';
 import {
@@ -151,6 +152,9 @@ export async function startConsole(
     log,
   });
 
+  // The data dashboard's quota_data reconciliation, every DataExportInterval minutes (ADR 026).
+  const quotaData = scheduleQuotaDataJob({ em: () => orm.em.fork(), options, log });
+
   // Remix: the built server bundle in production; Vite's dev server (HMR) with --dev.
   let build: ServerBuild | (() => Promise<ServerBuild>);
   let vite: import('vite').ViteDevServer | undefined;
@@ -233,6 +237,7 @@ export async function startConsole(
       ]);
       await pruning.stop();
       await notificationSweep.stop();
+      await quotaData.stop();
       relay.close();
       await vite?.close();
       await pubsub.close();

@@ -3,6 +3,7 @@ import enAuth from '#app/locales/en/auth.ts';
 import enChannels from '#app/locales/en/channels.ts';
 import enCommon from '#app/locales/en/common.ts';
 import enContent from '#app/locales/en/content.ts';
+import enDashboard from '#app/locales/en/dashboard.ts';
 import enLogs from '#app/locales/en/logs.ts';
 import enOauth from '#app/locales/en/oauth.ts';
 import enPlayground from '#app/locales/en/playground.ts';
@@ -18,6 +19,7 @@ import zhAuth from '#app/locales/zh/auth.ts';
 import zhChannels from '#app/locales/zh/channels.ts';
 import zhCommon from '#app/locales/zh/common.ts';
 import zhContent from '#app/locales/zh/content.ts';
+import zhDashboard from '#app/locales/zh/dashboard.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
 import zhPlayground from '#app/locales/zh/playground.ts';
@@ -34,7 +36,7 @@ import zhWallet from '#app/locales/zh/wallet.ts';
  * Namespaces: common (shell), auth (server-side auth messages and mail), account (login, register, reset and
  * OAuth callback pages), oauth (third-party login), users (admin users page), settings (personal settings),
  * tokens, redemptions and versions (their console pages), wallet (/topup), content (home, about, guide,
- * usebook, chat pages, notice), playground (/playground).
+ * usebook, chat pages, notice), playground (/playground), dashboard (/detail).
  */
 export const resources = {
   zh: {
@@ -53,6 +55,7 @@ export const resources = {
     wallet: zhWallet,
     content: zhContent,
     playground: zhPlayground,
+    dashboard: zhDashboard,
   },
   en: {
     common: enCommon,
@@ -70,5 +73,6 @@ export const resources = {
     wallet: enWallet,
     content: enContent,
     playground: enPlayground,
+    dashboard: enDashboard,
   },
 } as const;

@@ -99,6 +99,14 @@ export const ROUTES: Record<string, RouteSpec> = {
   'api.channel.test._index.ts': { methods: ['GET'] },
   'api.channel.update_balance.$id.ts': { methods: ['GET'] },
   'api.channel.update_balance._index.ts': { methods: ['GET'] },
+  'api.data._index.ts': {
+    methods: ['GET'],
+    query: { username: '', start_timestamp: '1763895600', end_timestamp: '1763982000', default_time: 'hour' },
+  },
+  'api.data.self._index.ts': {
+    methods: ['GET'],
+    query: { start_timestamp: '1763895600', end_timestamp: '1763982000' },
+  },
   'api.group.ts': { methods: ['GET'] },
   'api.log._index.ts': { methods: ['GET', 'DELETE'], query: { ...logFilters, target_timestamp: '0' } },
   'api.log.self._index.ts': { methods: ['GET'], query: logFilters },

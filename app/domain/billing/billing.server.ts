@@ -12,6 +12,7 @@ import { LogType } from '@switchyard/db/entities/log.ts';
 import { UsageLedgerKind } from '@switchyard/db/entities/usage-ledger.ts';
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import { warningThreshold } from '#app/domain/account/setting.ts';
+import { WRITE_LOCK_KEY as QUOTA_DATA_WRITE_LOCK } from '#app/domain/dashboard/reconcile.server.ts';
 import { recordQuotaWarnings } from '#app/domain/notify/outbox.server.ts';
 
 /** Same numbers as switchyard.billing.v1.UsageKind. */
@@ -301,6 +302,9 @@ async function applyBatch(
   events: Prepared[],
   opts: { logEnabled: boolean; exportEnabled: boolean; remindThreshold: number },
 ): Promise<BatchOutcome> {
+  // 0. Writing quota_data: hold the dashboard job's write lock shared, so that its rebuild (which takes it
+  //    exclusively) never sees this charge half applied (ADR 026). Batches do not wait for each other here.
+  if (opts.exportEnabled) await tx.execute('select pg_advisory_xact_lock_shared(?)', [QUOTA_DATA_WRITE_LOCK]);
   // 1. Users: lock the rows (serialises batches of the same user) and read names for the log rows and what the
   //    quota warning needs: under the lock, `quota` is the balance before this batch.
   const userIds = sortedNumbers(events.map((p) => p.event.userId));

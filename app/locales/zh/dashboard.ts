@@ -1,0 +1,61 @@
+/** Namespace 'dashboard' (数据看板) in Chinese (default and fallback). en/dashboard.ts has exactly the same keys. */
+const dashboard = {
+  title: '数据看板',
+  intro: '按模型统计的额度、令牌和调用次数，每小时汇总一次。',
+  disabled: '数据看板未启用。管理员可在“运营设置”中开启。',
+  filters: {
+    label: '筛选数据',
+    start: '起始时间',
+    end: '结束时间',
+    granularity: '时间粒度',
+    username: '用户名',
+    usernameHint: '留空查看全部用户',
+    submit: '查询',
+    reset: '重置',
+    timeZone: '时区：{{tz}}',
+  },
+  granularity: { hour: '小时', day: '天', week: '周' },
+  metric: { label: '图表指标', quota: '消耗额度', tokens: '令牌数', count: '调用次数' },
+  summary: {
+    label: '汇总',
+    quota: '消耗额度',
+    tokens: '令牌数',
+    count: '调用次数',
+    rpm: '平均 RPM',
+    tpm: '平均 TPM',
+  },
+  charts: {
+    byModel: '{{metric}}（按模型）',
+    calls: '调用次数趋势',
+    share: '模型额度占比',
+    shareByCount: '模型调用占比',
+    empty: '所选时间范围内没有数据',
+    point: '{{bucket}}：{{value}}',
+    bar: '{{bucket}} · {{model}}：{{value}}',
+    slice: '{{model}}：{{value}}（{{percent}}）',
+    chartLabel: '{{title}}，{{from}} 至 {{to}}',
+    other: '其他',
+  },
+  table: {
+    caption: '明细数据（每个时间段与模型）',
+    time: '时间',
+    model: '模型',
+    quota: '额度',
+    tokens: '令牌数',
+    count: '次数',
+    showTable: '显示数据表',
+  },
+  errors: {
+    invalidInput: '输入不合法',
+    startTimestamp: 'start_timestamp 格式错误',
+    endTimestamp: 'end_timestamp 格式错误',
+    spanTooLong: '时间跨度不能超过 1 个月',
+    endBeforeStart: '结束时间不能早于起始时间',
+    tooManyBuckets: '时间段过多（最多 {{max}} 个），请缩短时间范围或选择更大的时间粒度',
+    badTime: '时间格式不正确',
+    forbidden: '无权进行此操作，权限不足',
+  },
+};
+
+export type DashboardResources = typeof dashboard;
+export default dashboard;
