@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startAlipayFake } from '../fakes/alipay.ts';
 import { startOAuthFake } from '../fakes/oauth.ts';
 import { startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTurnstileFake } from '../fakes/turnstile.ts';
@@ -26,6 +27,8 @@ declare module 'vitest' {
     oauthURL: string;
     /** Fake OpenAI upstream (tests/fakes/openai-upstream.ts) that channels in e2e journeys point at. */
     openaiURL: string;
+    /** Alipay gateway fake (tests/fakes/alipay.ts) the product pays through: its keys and control URL. */
+    alipay: { controlUrl: string; appId: string; merchantPrivateKey: string; platformPublicKey: string };
   }
 }
 
@@ -112,6 +115,7 @@ export default async function setup(project: TestProject) {
     project.provide('turnstileURL', process.env.E2E_TURNSTILE_URL ?? '');
     project.provide('oauthURL', process.env.E2E_OAUTH_URL ?? '');
     project.provide('openaiURL', process.env.E2E_OPENAI_URL ?? '');
+    project.provide('alipay', { controlUrl: '', appId: '', merchantPrivateKey: '', platformPublicKey: '' });
     return;
   }
 
@@ -127,6 +131,7 @@ export default async function setup(project: TestProject) {
   const turnstile = await startTurnstileFake();
   const oauth = await startOAuthFake();
   const openai = await startFakeOpenAI();
+  const alipay = await startAlipayFake();
   const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
@@ -144,6 +149,7 @@ export default async function setup(project: TestProject) {
     DATABASE_URL: db.url,
     REDIS_URL: redisURL,
     TURNSTILE_VERIFY_URL: turnstile.url,
+    ALIPAY_GATEWAY_URL: alipay.gatewayUrl,
     // Nothing listens there: the update check answers 'failed to check for updates' as when offline.
     RELEASES_URL: 'http://127.0.0.1:9/releases/latest',
     // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
@@ -186,6 +192,12 @@ export default async function setup(project: TestProject) {
   project.provide('turnstileURL', turnstile.url);
   project.provide('oauthURL', oauth.issuer);
   project.provide('openaiURL', openai.url);
+  project.provide('alipay', {
+    controlUrl: alipay.controlUrl,
+    appId: alipay.appId,
+    merchantPrivateKey: alipay.merchant.privateKey,
+    platformPublicKey: alipay.platform.publicKey,
+  });
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -200,6 +212,7 @@ export default async function setup(project: TestProject) {
     await turnstile.close();
     await oauth.close();
     await openai.close();
+    await alipay.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }

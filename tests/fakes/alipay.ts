@@ -42,6 +42,8 @@ export type AlipayFakeTrade = {
 export type AlipayFake = {
   /** the gateway URL the product is configured with (ALIPAY_GATEWAY_URL) */
   gatewayUrl: string;
+  /** POST {controlUrl}/scan|pay|trade?out_trade_no=&times= drives the fake from another process */
+  controlUrl: string;
   appId: string;
   /** the merchant's key pair (AlipayPrivateKey is its private half) */
   merchant: RsaPair;
@@ -183,6 +185,18 @@ export async function startAlipayFake(opts: { appId?: string } = {}): Promise<Al
     return answer(method, { code: '40004', msg: 'Business Failed', sub_code: 'isv.invalid-method' });
   }
 
+  async function control(action: string, params: Record<string, string>): Promise<unknown> {
+    const outTradeNo = params.out_trade_no ?? '';
+    if (action === 'scan') {
+      fake.scan(outTradeNo);
+      return { ok: true };
+    }
+    if (action === 'pay')
+      return { answers: await fake.pay(outTradeNo, { times: Number(params.times ?? 1) }) };
+    if (action === 'trade') return trades.get(outTradeNo) ?? null;
+    throw new Error(`unknown control ${action}`);
+  }
+
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -193,6 +207,20 @@ export async function startAlipayFake(opts: { appId?: string } = {}): Promise<Al
         ...Object.fromEntries(url.searchParams),
         ...Object.fromEntries(new URLSearchParams(body)),
       };
+      if (req.method === 'POST' && url.pathname.startsWith('/__control/')) {
+        // Test control over HTTP (the e2e product runs in another process): scan / pay a trade.
+        control(url.pathname.slice('/__control/'.length), params).then(
+          (out) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify(out));
+          },
+          (error: Error) => {
+            res.writeHead(409, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: error.message }));
+          },
+        );
+        return;
+      }
       const text = req.method === 'POST' && url.pathname === '/gateway.do' ? handle(params) : '';
       res.writeHead(text ? 200 : 404, { 'content-type': 'application/json;charset=utf-8' });
       res.end(text);
@@ -243,8 +271,9 @@ export async function startAlipayFake(opts: { appId?: string } = {}): Promise<Al
     return trade;
   }
 
-  return {
+  const fake: AlipayFake = {
     gatewayUrl: `http://127.0.0.1:${port}/gateway.do`,
+    controlUrl: `http://127.0.0.1:${port}/__control`,
     appId,
     merchant,
     platform,
@@ -268,4 +297,5 @@ export async function startAlipayFake(opts: { appId?: string } = {}): Promise<Al
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+  return fake;
 }

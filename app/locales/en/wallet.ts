@@ -29,6 +29,8 @@ const wallet: WalletResources = {
       'Online payment (Alipay / WeChat Pay) is not available on this server yet; please redeem a code instead.',
     payWith: 'Choose how to pay',
     bills: 'Bills',
+    payAlipay: 'Pay with Alipay',
+    payWechat: 'Pay with WeChat Pay',
   },
   pay: {
     alipay: 'Alipay',
@@ -67,6 +69,14 @@ const wallet: WalletResources = {
     prev: 'Previous',
     next: 'Next',
     page: 'Page {{page}} of {{pages}}',
+    pageSize: 'Page size',
+  },
+  admin: {
+    title: 'Manage orders',
+    userId: 'User ID',
+    email: 'E-mail',
+    search: 'Search',
+    filters: 'Filter orders',
   },
   log: {
     paid: 'Online top-up: {{amount}} added, {{money}} paid ({{method}}, order {{order}})',

@@ -27,6 +27,8 @@ const wallet = {
     unavailable: '此服务器暂不支持在线支付（支付宝 / 微信支付），请使用兑换码充值。',
     payWith: '选择支付方式并支付',
     bills: '账单',
+    payAlipay: '支付宝支付',
+    payWechat: '微信支付',
   },
   pay: {
     alipay: '支付宝',
@@ -65,6 +67,14 @@ const wallet = {
     prev: '上一页',
     next: '下一页',
     page: '第 {{page}} / {{pages}} 页',
+    pageSize: '每页条数',
+  },
+  admin: {
+    title: '订单管理',
+    userId: '用户 ID',
+    email: '邮箱',
+    search: '搜索',
+    filters: '筛选订单',
   },
   log: {
     paid: '在线充值成功，充值额度: {{amount}}，支付金额: {{money}}（{{method}}，订单 {{order}}）',
