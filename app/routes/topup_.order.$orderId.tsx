@@ -1,6 +1,7 @@
-import type { LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
+import { data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
 import { Link, useLoaderData } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
+import { isDomainError } from '#app/domain/errors.ts';
 import { domainPageCtx } from '#app/domain/http.server.ts';
 import { ordersCtx } from '#app/domain/payments/http.server.ts';
 import { OrderPayment } from '#app/domain/payments/order-ui.tsx';
@@ -19,7 +20,14 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.t
  */
 export async function loader({ request, context, params }: LoaderFunctionArgs) {
   const ctx = await domainPageCtx(request, context, {});
-  const order = await getOwnOrder(ordersCtx(ctx, getServices(context)), { order_id: params.orderId ?? '' });
+  let order: Awaited<ReturnType<typeof getOwnOrder>>;
+  try {
+    order = await getOwnOrder(ordersCtx(ctx, getServices(context)), { order_id: params.orderId ?? '' });
+  } catch (error) {
+    // another user's order, or none: the same 404 either way
+    if (isDomainError(error) && error.status < 500) throw data(null, { status: 404 });
+    throw error;
+  }
   const pending = order.status === OrderStatus.Pending;
   return {
     title: ctx.t('wallet:order.heading'),

@@ -25,6 +25,9 @@ import { loader as getOrderStatus } from '#app/routes/api.order.getOrderStatus.t
 import { action as alipayNotify } from '#app/routes/api.payment.alipay.notify.ts';
 import { action as wechatNotify } from '#app/routes/api.payment.wechatpay.notify.ts';
 import { loader as getProductConfig } from '#app/routes/api.product.getProductConfig.ts';
+import { loader as adminOrdersPage } from '#app/routes/order._index.tsx';
+import { action as topupAction, loader as topupLoader } from '#app/routes/topup.tsx';
+import { loader as orderPage } from '#app/routes/topup_.order.$orderId.tsx';
 import type { ConsoleServices } from '#app/services.server.ts';
 import { type AlipayFake, rsaPair, startAlipayFake } from '../fakes/alipay.ts';
 import { startWeChatPayFake, type WeChatPayFake } from '../fakes/wechatpay.ts';
@@ -547,5 +550,120 @@ describe('order lists and status by role', () => {
       },
     });
     expect((await api(getProductConfig, null, '/api/product/getProductConfig')).status).toBe(401);
+  });
+});
+
+describe('pages: /topup pay form, /topup/order/:id, bill list, /order', () => {
+  function page(who: Who, path: string, form?: Record<string, string>): Request {
+    return new Request(`http://localhost${path}`, {
+      method: form ? 'POST' : 'GET',
+      headers: { 'Accept-Language': 'en', Cookie: `sy_session=${who.session}` },
+      body: form ? new URLSearchParams(form) : undefined,
+    });
+  }
+  async function run(fn: (args: never) => unknown, request: Request, params: Record<string, string> = {}) {
+    try {
+      return await fn({ request, context: { services }, params } as never);
+    } catch (thrown) {
+      return thrown;
+    }
+  }
+  type Reply = {
+    data: { payError?: string; paid?: { order: { order_id: string; status: number }; qr: string } };
+    init: { status: number } | null;
+  };
+
+  it('pays without JavaScript by a redirect to the order page, which shows the QR code as SVG', async () => {
+    const who = await makeUser();
+    const res = (await run(
+      topupAction,
+      page(who, '/topup?amount=10', { intent: 'pay', amount: '10', pay_method: '1' }),
+    )) as Response;
+    expect(res.status).toBe(302);
+    const location = res.headers.get('Location') ?? '';
+    expect(location).toMatch(/^\/topup\/order\/SY[0-9a-f]{30}$/);
+    const orderId = location.split('/').pop()!;
+    const view = (await run(orderPage, page(who, location), { orderId })) as {
+      order: { status: number; money: number };
+      qr: string;
+    };
+    expect(view.order).toMatchObject({ status: 0, money: 73 });
+    expect(view.qr).toMatch(/^<svg[\s\S]*<path/);
+    // paid: the page shows no QR code any more
+    alipay.scan(orderId);
+    await alipay.pay(orderId);
+    const paid = (await run(orderPage, page(who, location), { orderId })) as {
+      order: { status: number };
+      qr: string;
+    };
+    expect([paid.order.status, paid.qr]).toEqual([1, '']);
+    // another user gets a 404, never the order
+    const other = await makeUser();
+    const peek = (await run(orderPage, page(other, location), { orderId })) as { init: { status: number } };
+    expect(peek.init.status).toBe(404);
+  });
+
+  it('answers the dialog data to the enhanced form (js=1) and refuses a bad amount next to the buttons', async () => {
+    const who = await makeUser();
+    const reply = (await run(
+      topupAction,
+      page(who, '/topup', { intent: 'pay', amount: '20', pay_method: '2', js: '1' }),
+    )) as Reply;
+    expect(reply.data.paid?.order.status).toBe(0);
+    expect(reply.data.paid?.qr).toContain('<svg');
+    expect(wechat.trades.get(reply.data.paid!.order.order_id)?.total).toBe(14_600);
+    const bad = (await run(
+      topupAction,
+      page(who, '/topup', { intent: 'pay', amount: '0.5', pay_method: '1' }),
+    )) as Reply;
+    expect(bad.init?.status).toBe(400);
+    expect(bad.data.payError).toBe('The amount must be at least $1');
+  });
+
+  it('lists the bills of the signed-in user only, paged, and offers the configured pay methods', async () => {
+    const who = await makeUser();
+    const other = await makeUser();
+    for (let i = 1; i <= 12; i++)
+      await db.orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `insert into orders (user_id, order_id, product_cents, money_cents, quota, status, created_at) values (?, ?, ?, ?, 0, 1, ?)`,
+          [who.id, `SYbill${who.id}x${i}`, i * 100, i * 730, 1000 + i],
+        );
+    await order(other, 'pay_method=1&amount=3');
+    const first = (await run(topupLoader, page(who, '/topup?dialog=bills'))) as {
+      bills: { list: { order_id: string }[]; total: number; pages: number };
+      payMethods: number[];
+    };
+    expect(first.payMethods).toEqual([1, 2]);
+    expect([first.bills.total, first.bills.pages, first.bills.list.length]).toEqual([12, 2, 10]);
+    expect(first.bills.list[0]!.order_id).toBe(`SYbill${who.id}x12`);
+    const second = (await run(topupLoader, page(who, '/topup?dialog=bills&p=2'))) as {
+      bills: { list: unknown[] };
+    };
+    expect(second.bills.list).toHaveLength(2);
+    const plain = (await run(topupLoader, page(who, '/topup'))) as { bills: unknown };
+    expect(plain.bills).toBeNull();
+  });
+
+  it('shows /order to admins only, with the user id and e-mail filters', async () => {
+    const user = await makeUser({ email: 'u@example.com' });
+    const admin = await makeUser({ role: Role.Admin });
+    await order(user, 'pay_method=1&amount=1');
+    const refused = (await run(adminOrdersPage, page(user, '/order'))) as { init: { status: number } };
+    expect(refused.init.status).toBe(403);
+    const all = (await run(adminOrdersPage, page(admin, '/order'))) as {
+      data: { result: { total: number } };
+    };
+    expect(all.data.result.total).toBe(1);
+    const none = (await run(adminOrdersPage, page(admin, '/order?email=nobody@example.com'))) as {
+      data: { result: { total: number } };
+    };
+    expect(none.data.result.total).toBe(0);
+    const byId = (await run(adminOrdersPage, page(admin, `/order?user_id=${user.id}`))) as {
+      data: { result: { list: { user_id: number }[] } };
+    };
+    expect(byId.data.result.list.map((o) => o.user_id)).toEqual([user.id]);
   });
 });
