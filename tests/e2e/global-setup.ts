@@ -14,6 +14,7 @@ import { startAlipayFake } from '../fakes/alipay.ts';
 import { startOAuthFake } from '../fakes/oauth.ts';
 import { startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTurnstileFake } from '../fakes/turnstile.ts';
+import { startWeChatPayFake } from '../fakes/wechatpay.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,6 +30,8 @@ declare module 'vitest' {
     openaiURL: string;
     /** Alipay gateway fake (tests/fakes/alipay.ts) the product pays through: its keys and control URL. */
     alipay: { controlUrl: string; appId: string; merchantPrivateKey: string; platformPublicKey: string };
+    /** WeChat Pay v3 fake (tests/fakes/wechatpay.ts): the option values the product needs, and its control URL. */
+    wechatPay: { controlUrl: string; options: Record<string, string> };
   }
 }
 
@@ -116,6 +119,7 @@ export default async function setup(project: TestProject) {
     project.provide('oauthURL', process.env.E2E_OAUTH_URL ?? '');
     project.provide('openaiURL', process.env.E2E_OPENAI_URL ?? '');
     project.provide('alipay', { controlUrl: '', appId: '', merchantPrivateKey: '', platformPublicKey: '' });
+    project.provide('wechatPay', { controlUrl: '', options: {} });
     return;
   }
 
@@ -132,6 +136,7 @@ export default async function setup(project: TestProject) {
   const oauth = await startOAuthFake();
   const openai = await startFakeOpenAI();
   const alipay = await startAlipayFake();
+  const wechatPay = await startWeChatPayFake();
   const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
@@ -150,6 +155,7 @@ export default async function setup(project: TestProject) {
     REDIS_URL: redisURL,
     TURNSTILE_VERIFY_URL: turnstile.url,
     ALIPAY_GATEWAY_URL: alipay.gatewayUrl,
+    WECHATPAY_API_URL: wechatPay.baseUrl,
     // Nothing listens there: the update check answers 'failed to check for updates' as when offline.
     RELEASES_URL: 'http://127.0.0.1:9/releases/latest',
     // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
@@ -198,6 +204,18 @@ export default async function setup(project: TestProject) {
     merchantPrivateKey: alipay.merchant.privateKey,
     platformPublicKey: alipay.platform.publicKey,
   });
+  project.provide('wechatPay', {
+    controlUrl: wechatPay.controlUrl,
+    options: {
+      WeChatPayAppId: wechatPay.appId,
+      WeChatPayMchId: wechatPay.mchId,
+      WeChatPayCertSerial: wechatPay.certSerial,
+      WeChatPayApiV3Key: wechatPay.apiV3Key,
+      WeChatPayApiCertKey: wechatPay.merchant.privateKey,
+      WeChatPayPublicKey: wechatPay.platform.publicKey,
+      WeChatPayPublicKeyId: wechatPay.platformKeyId,
+    },
+  });
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -213,6 +231,7 @@ export default async function setup(project: TestProject) {
     await oauth.close();
     await openai.close();
     await alipay.close();
+    await wechatPay.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }

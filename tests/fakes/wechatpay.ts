@@ -31,6 +31,8 @@ export type WeChatFakeTrade = {
 
 export type WeChatPayFake = {
   baseUrl: string;
+  /** POST {controlUrl}/pay?out_trade_no=&times= drives the fake from another process */
+  controlUrl: string;
   appId: string;
   mchId: string;
   /** merchant API certificate serial (WeChatPayCertSerial) */
@@ -204,6 +206,22 @@ export async function startWeChatPayFake(): Promise<WeChatPayFake> {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const method = req.method ?? 'GET';
+      const control = new URL(req.url ?? '/', 'http://x');
+      if (method === 'POST' && control.pathname === '/__control/pay') {
+        // Test control over HTTP (the e2e product runs in another process): the buyer pays.
+        const outTradeNo = control.searchParams.get('out_trade_no') ?? '';
+        fake.pay(outTradeNo, { times: Number(control.searchParams.get('times') ?? 1) }).then(
+          (statuses) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ statuses }));
+          },
+          (error: Error) => {
+            res.writeHead(409, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: error.message }));
+          },
+        );
+        return;
+      }
       const pathAndQuery = req.url ?? '/';
       const verified = verifyRequest(method, pathAndQuery, body, String(req.headers.authorization ?? ''));
       calls.push({ path: pathAndQuery, verified });
@@ -247,8 +265,9 @@ export async function startWeChatPayFake(): Promise<WeChatPayFake> {
     return trade;
   }
 
-  return {
+  const fake: WeChatPayFake = {
     baseUrl: `http://127.0.0.1:${port}`,
+    controlUrl: `http://127.0.0.1:${port}/__control`,
     appId,
     mchId,
     certSerial,
@@ -271,4 +290,5 @@ export async function startWeChatPayFake(): Promise<WeChatPayFake> {
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+  return fake;
 }
