@@ -4,6 +4,7 @@ import type { OptionService } from '@switchyard/db/options/service.ts';
 import type { SecretBox } from '@switchyard/db/security/secrets.ts';
 import type { TrustProxy } from '@switchyard/relay/http/client-ip.ts';
 import type { MailTransport } from '#app/domain/mail/mailer.server.ts';
+import type { PaymentEnv } from '#app/domain/payments/config.server.ts';
 import type {
   CriticalLimitConfig,
   LoginBackoffConfig,
@@ -33,6 +34,8 @@ export type ConsoleServices = {
   limiter?: RateLimiter;
   /** Auth settings from the environment (server/config.ts); defaults when absent. */
   auth?: AuthEnv;
+  /** Payment gateway addresses and the order timeout (ALIPAY_GATEWAY_URL, WECHATPAY_API_URL, ORDER_TIMEOUT). */
+  payments?: PaymentEnv;
   /** Replaces the SMTP transport built from the SMTP* options (tests only). */
   mailTransport?: MailTransport;
 };

@@ -77,6 +77,9 @@ const ConsoleEnv = z.object({
   /** GitHub "latest release" JSON asked by the settings page's update check (tests point it at a fake). */
   /** GitHub-style "latest release" JSON for the settings' update check; unset: the check says it is not configured. */
   RELEASES_URL: z.url().optional(),
+  ALIPAY_GATEWAY_URL: z.url().default('https://openapi.alipay.com/gateway.do'),
+  WECHATPAY_API_URL: z.url().default('https://api.mch.weixin.qq.com'),
+  ORDER_TIMEOUT: z.coerce.number().int().min(60).max(86_400).default(1800),
   TURNSTILE_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   CRITICAL_RATE_LIMIT: z.coerce.number().int().min(0).default(20),
   CRITICAL_RATE_LIMIT_DURATION: z.coerce.number().int().min(1).default(1200),

@@ -17,10 +17,12 @@ import { createPgPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/p
 import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/secrets.ts';
 import { Hono } from 'hono';
 import { createClient } from 'redis';
+import { authTFor } from '#app/domain/auth/i18n.server.ts';
 import { schedulePruning } from '#app/domain/billing/ledger-retention.server.ts';
 import { scheduleQuotaDataJob } from '#app/domain/dashboard/reconcile.server.ts';
 import { scheduleNotificationSweep } from '#app/domain/notify/outbox.server.ts';
 import { createQuotaWarningQueue, deliverQuotaWarning } from '#app/domain/notify/quota-warning.server.ts';
+import { scheduleOrderSweep } from '#app/domain/payments/orders.server.ts';
 import {
   CLIENT_IP_HEADER,
   createMemoryRateLimiter,
@@ -125,6 +127,11 @@ export async function startConsole(
     startedAt: Math.floor(Date.now() / 1000),
     releasesUrl: config.RELEASES_URL,
     limiter,
+    payments: {
+      alipayGateway: config.ALIPAY_GATEWAY_URL,
+      wechatPayBase: config.WECHATPAY_API_URL,
+      orderTimeoutSeconds: config.ORDER_TIMEOUT,
+    },
     auth: {
       trustProxy: config.TRUST_PROXY,
       turnstileVerifyUrl: config.TURNSTILE_VERIFY_URL,
@@ -146,6 +153,16 @@ export async function startConsole(
     port: config.CONSOLE_GRPC_PORT,
     billing: { em: () => orm.em.fork(), options, quotaWarnings: (w) => quotaWarnings.push(w) },
   });
+
+  // Pending orders close after ORDER_TIMEOUT (at the gateway first); card codes whose mail failed go again.
+  const stopOrderSweep = scheduleOrderSweep(() => ({
+    em: orm.em.fork(),
+    options,
+    t: authTFor(),
+    payments: services.payments,
+    relay,
+    mail: { options },
+  }));
 
   const pruning = schedulePruning(() => orm.em.fork(), {
     retentionDays: config.USAGE_LEDGER_RETENTION_DAYS,
@@ -238,6 +255,7 @@ export async function startConsole(
       await pruning.stop();
       await notificationSweep.stop();
       await quotaData.stop();
+      stopOrderSweep();
       relay.close();
       await vite?.close();
       await pubsub.close();

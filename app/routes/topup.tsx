@@ -1,16 +1,45 @@
-import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
-import { Form, useActionData, useLoaderData, useLocation, useNavigation } from '@remix-run/react';
+import {
+  type ActionFunctionArgs,
+  data,
+  type LoaderFunctionArgs,
+  type MetaFunction,
+  redirect,
+} from '@remix-run/node';
+import {
+  Form,
+  Link,
+  useActionData,
+  useFetcher,
+  useLoaderData,
+  useLocation,
+  useNavigation,
+  useRevalidator,
+} from '@remix-run/react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
+import { BillsDialog, PayDialog } from '#app/components/wallet/pay-dialog.tsx';
 import { formatQuota } from '#app/domain/account/quota-format.ts';
 import { isDomainError } from '#app/domain/errors.ts';
 import { domainPageCtx } from '#app/domain/http.server.ts';
+import { enabledPayMethods } from '#app/domain/payments/config.server.ts';
+import { ordersCtx } from '#app/domain/payments/http.server.ts';
+import { type OrderPageData, OrdersTable } from '#app/domain/payments/order-ui.tsx';
+import {
+  createOrder,
+  getOwnOrder,
+  listOwnOrders,
+  serializeOrder,
+} from '#app/domain/payments/orders.server.ts';
+import { qrSvg } from '#app/domain/payments/qr.server.ts';
 import { enforceRedeemLimit } from '#app/domain/redemptions/http.server.ts';
 import { quotaDisplay, redeemCode } from '#app/domain/redemptions/redemptions.server.ts';
 import { FormError } from '#app/domain/users/user-ui.tsx';
 import { checkTopUpAmount } from '#app/domain/wallet/amount.ts';
 import { getWalletSummary } from '#app/domain/wallet/wallet.server.ts';
 import { getServices } from '#app/services.server.ts';
+import { useHydrated } from '#app/utils/hydrated.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'wallet'] };
@@ -36,10 +65,33 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       error: check.ok ? null : check.reason,
     };
   }
-  return { title: ctx.t('wallet:title'), summary, amount };
+  const services = getServices(context);
+  const payMethods = summary.online.enabled ? enabledPayMethods(ctx.options, services.payments) : [];
+  // ?dialog=bills&p=N: the bill list (own orders, newest first), rendered by the server so it works without JS
+  const search = new URL(request.url).searchParams;
+  let bills: {
+    list: ReturnType<typeof serializeOrder>[];
+    total: number;
+    page: number;
+    pages: number;
+  } | null = null;
+  let billsError = '';
+  if (search.get('dialog') === 'bills') {
+    try {
+      const result = await listOwnOrders(ordersCtx(ctx, services), {
+        page: search.get('p') ?? '1',
+        page_size: 10,
+      });
+      bills = { ...result, pages: Math.max(1, Math.ceil(result.total / 10)) };
+    } catch (error) {
+      console.error(error);
+      billsError = ctx.t('wallet:errors.orderList');
+    }
+  }
+  return { title: ctx.t('wallet:title'), summary, amount, payMethods, bills, billsError };
 }
 
-export type TopupReply = { error: string; key: string };
+export type TopupReply = { error: string; key: string; payError?: string; paid?: OrderPageData };
 
 /**
  * POST /topup intent=redeem {key}: the redeem limits and redeemCode, exactly what POST /api/user/topup runs
@@ -51,6 +103,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await domainPageCtx(request, context, {});
   const form = await request.formData();
   const key = String(form.get('key') ?? '').slice(0, 64);
+  if (form.get('intent') === 'pay') return pay(ctx, context, form);
   if (form.get('intent') !== 'redeem')
     return data<TopupReply>({ error: ctx.t('wallet:errors.unknownIntent'), key }, { status: 400 });
   let quota: number;
@@ -68,8 +121,41 @@ export async function action({ request, context }: ActionFunctionArgs) {
   });
 }
 
+/**
+ * POST /topup intent=pay {amount, pay_method}: createOrder (the same function as GET /api/order/createOrder).
+ * Without JavaScript the answer redirects to the order page (QR code + refresh link); the enhanced form
+ * (js=1) gets the order page's data back and opens the pay dialog in place.
+ */
+async function pay(
+  ctx: Awaited<ReturnType<typeof domainPageCtx>>,
+  context: ActionFunctionArgs['context'],
+  form: FormData,
+) {
+  const octx = ordersCtx(ctx, getServices(context));
+  let orderId: string;
+  try {
+    const created = await createOrder(octx, {
+      amount: String(form.get('amount') ?? '').slice(0, 32),
+      pay_method: String(form.get('pay_method') ?? ''),
+      order_type: 1,
+    });
+    orderId = created.order_id;
+  } catch (error) {
+    if (isDomainError(error) && error.status < 500)
+      return data<TopupReply>({ error: '', key: '', payError: error.message }, { status: 400 });
+    throw error;
+  }
+  if (form.get('js') !== '1') return redirect(`/topup/order/${orderId}`);
+  const order = await getOwnOrder(octx, { order_id: orderId });
+  const paid: OrderPageData = {
+    order: serializeOrder(order),
+    qr: order.codeUrl ? await qrSvg(order.codeUrl) : '',
+  };
+  return data<TopupReply>({ error: '', key: '', paid });
+}
+
 export default function TopupPage() {
-  const { summary, amount } = useLoaderData<typeof loader>();
+  const { summary, amount, payMethods, bills, billsError } = useLoaderData<typeof loader>();
   const reply = useActionData<typeof action>();
   const { t } = useTranslation('wallet');
   const navigation = useNavigation();
@@ -137,6 +223,11 @@ export default function TopupPage() {
 
       <section className="wallet-card" aria-labelledby="wallet-online-heading" data-testid="wallet-online">
         <h2 id="wallet-online-heading">{t('online.heading')}</h2>
+        <p>
+          <Link to="/topup?dialog=bills" preventScrollReset data-testid="wallet-bills-link">
+            {t('online.bills')}
+          </Link>
+        </p>
         {online.enabled ? (
           <>
             <Form method="get" className="wallet-online">
@@ -185,12 +276,78 @@ export default function TopupPage() {
                 />
               ) : null}
             </div>
-            <p className="notice">{t('online.unavailable')}</p>
+            {amount?.payable && payMethods.length > 0 ? (
+              <PayForm amount={amount.raw} methods={payMethods} />
+            ) : null}
+            {payMethods.length === 0 ? <p className="notice">{t('online.unavailable')}</p> : null}
           </>
         ) : (
           <p className="notice">{t('online.disabled')}</p>
         )}
       </section>
+
+      {bills || billsError ? (
+        <BillsDialog closeTo="/topup">
+          {billsError ? (
+            <p role="alert">{billsError}</p>
+          ) : bills ? (
+            <>
+              <OrdersTable rows={bills.list} />
+              <Pagination page={bills.page} pages={bills.pages} total={bills.total} />
+            </>
+          ) : null}
+        </BillsDialog>
+      ) : null}
     </div>
+  );
+}
+
+/**
+ * The pay buttons for the computed amount. Without JavaScript a plain POST (-> the order page); with it a
+ * fetcher whose answer opens the pay dialog; closing it refreshes the balance.
+ */
+function PayForm({ amount, methods }: { amount: string; methods: number[] }) {
+  const { t } = useTranslation('wallet');
+  const hydrated = useHydrated();
+  const fetcher = useFetcher<typeof action>();
+  const revalidator = useRevalidator();
+  const [closed, setClosed] = useState<string | null>(null);
+  const reply = fetcher.data as TopupReply | undefined;
+  const actionReply = useActionData<typeof action>() as TopupReply | undefined;
+  const payError = reply?.payError ?? actionReply?.payError;
+  const busy = fetcher.state !== 'idle';
+  const open = reply?.paid && reply.paid.order.order_id !== closed ? reply.paid : null;
+  return (
+    <>
+      <fetcher.Form method="post" className="wallet-pay-methods" aria-label={t('online.payWith')}>
+        <input type="hidden" name="intent" value="pay" />
+        <input type="hidden" name="amount" value={amount} />
+        {hydrated ? <input type="hidden" name="js" value="1" /> : null}
+        <span>{t('online.payWith')}</span>
+        {methods.map((m) => (
+          <button
+            key={m}
+            type="submit"
+            name="pay_method"
+            value={String(m)}
+            className="btn btn-primary"
+            disabled={busy}
+            data-testid={`pay-${m}`}
+          >
+            {m === 1 ? t('online.payAlipay') : t('online.payWechat')}
+          </button>
+        ))}
+      </fetcher.Form>
+      <div aria-live="polite">{payError ? <FormError message={payError} /> : null}</div>
+      {open ? (
+        <PayDialog
+          initial={open}
+          onClose={() => {
+            setClosed(open.order.order_id);
+            revalidator.revalidate();
+          }}
+        />
+      ) : null}
+    </>
   );
 }

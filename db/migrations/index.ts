@@ -8,6 +8,7 @@ import { Migration20261123122045_logs_filter_indexes } from './Migration20261123
 import { Migration20261125164424_relay_outbox } from './Migration20261125164424_relay_outbox.ts';
 import { Migration20261125165000_access_token_hash } from './Migration20261125165000_access_token_hash.ts';
 import { Migration20261125180000_quota_warned } from './Migration20261125180000_quota_warned.ts';
+import { Migration20261125192000_order_cents } from './Migration20261125192000_order_cents.ts';
 import { Migration20261125192641_notification_outbox } from './Migration20261125192641_notification_outbox.ts';
 
 export const migrationsList: MigrationObject[] = [
@@ -19,5 +20,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125164424_relay_outbox', class: Migration20261125164424_relay_outbox },
   { name: 'Migration20261125165000_access_token_hash', class: Migration20261125165000_access_token_hash },
   { name: 'Migration20261125180000_quota_warned', class: Migration20261125180000_quota_warned },
+  { name: 'Migration20261125192000_order_cents', class: Migration20261125192000_order_cents },
   { name: 'Migration20261125192641_notification_outbox', class: Migration20261125192641_notification_outbox },
 ];

@@ -10,9 +10,11 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startAlipayFake } from '../fakes/alipay.ts';
 import { startOAuthFake } from '../fakes/oauth.ts';
 import { startFakeOpenAI } from '../fakes/openai-upstream.ts';
 import { startTurnstileFake } from '../fakes/turnstile.ts';
+import { startWeChatPayFake } from '../fakes/wechatpay.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,6 +28,10 @@ declare module 'vitest' {
     oauthURL: string;
     /** Fake OpenAI upstream (tests/fakes/openai-upstream.ts) that channels in e2e journeys point at. */
     openaiURL: string;
+    /** Alipay gateway fake (tests/fakes/alipay.ts) the product pays through: its keys and control URL. */
+    alipay: { controlUrl: string; appId: string; merchantPrivateKey: string; platformPublicKey: string };
+    /** WeChat Pay v3 fake (tests/fakes/wechatpay.ts): the option values the product needs, and its control URL. */
+    wechatPay: { controlUrl: string; options: Record<string, string> };
   }
 }
 
@@ -112,6 +118,8 @@ export default async function setup(project: TestProject) {
     project.provide('turnstileURL', process.env.E2E_TURNSTILE_URL ?? '');
     project.provide('oauthURL', process.env.E2E_OAUTH_URL ?? '');
     project.provide('openaiURL', process.env.E2E_OPENAI_URL ?? '');
+    project.provide('alipay', { controlUrl: '', appId: '', merchantPrivateKey: '', platformPublicKey: '' });
+    project.provide('wechatPay', { controlUrl: '', options: {} });
     return;
   }
 
@@ -127,6 +135,8 @@ export default async function setup(project: TestProject) {
   const turnstile = await startTurnstileFake();
   const oauth = await startOAuthFake();
   const openai = await startFakeOpenAI();
+  const alipay = await startAlipayFake();
+  const wechatPay = await startWeChatPayFake();
   const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
@@ -144,6 +154,8 @@ export default async function setup(project: TestProject) {
     DATABASE_URL: db.url,
     REDIS_URL: redisURL,
     TURNSTILE_VERIFY_URL: turnstile.url,
+    ALIPAY_GATEWAY_URL: alipay.gatewayUrl,
+    WECHATPAY_API_URL: wechatPay.baseUrl,
     // Nothing listens there: the update check answers 'failed to check for updates' as when offline.
     RELEASES_URL: 'http://127.0.0.1:9/releases/latest',
     // Every e2e file signs in from 127.0.0.1; the per-IP limit on critical endpoints (20 per 20 minutes by
@@ -186,6 +198,24 @@ export default async function setup(project: TestProject) {
   project.provide('turnstileURL', turnstile.url);
   project.provide('oauthURL', oauth.issuer);
   project.provide('openaiURL', openai.url);
+  project.provide('alipay', {
+    controlUrl: alipay.controlUrl,
+    appId: alipay.appId,
+    merchantPrivateKey: alipay.merchant.privateKey,
+    platformPublicKey: alipay.platform.publicKey,
+  });
+  project.provide('wechatPay', {
+    controlUrl: wechatPay.controlUrl,
+    options: {
+      WeChatPayAppId: wechatPay.appId,
+      WeChatPayMchId: wechatPay.mchId,
+      WeChatPayCertSerial: wechatPay.certSerial,
+      WeChatPayApiV3Key: wechatPay.apiV3Key,
+      WeChatPayApiCertKey: wechatPay.merchant.privateKey,
+      WeChatPayPublicKey: wechatPay.platform.publicKey,
+      WeChatPayPublicKeyId: wechatPay.platformKeyId,
+    },
+  });
 
   return async () => {
     await new Promise<void>((resolve) => {
@@ -200,6 +230,8 @@ export default async function setup(project: TestProject) {
     await turnstile.close();
     await oauth.close();
     await openai.close();
+    await alipay.close();
+    await wechatPay.close();
     await db.drop().catch((e) => console.error('dropping the e2e database failed:', e));
   };
 }

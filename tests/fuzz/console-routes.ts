@@ -129,7 +129,35 @@ export const ROUTES: Record<string, RouteSpec> = {
   'api.oauth.wechat.ts': { methods: ['GET'], query: { code: 'c' } },
   'api.option._index.ts': { methods: ['GET', 'PUT'], body: { key: 'SystemName', value: 'Fuzz' } },
   'api.option.rest_model_ratio.ts': { methods: ['POST'] },
+  'api.order.adminOrderList.ts': {
+    methods: ['GET'],
+    query: { user_id: '1', email: 'fuzz@example.com', page: '1', page_size: '10' },
+  },
+  'api.order.createOrder.ts': {
+    methods: ['GET'],
+    query: { pay_method: '1', product: '7.30', order_type: '1' },
+  },
+  'api.order.getOrderList.ts': { methods: ['GET'], query: { page: '1', page_size: '10' } },
+  'api.order.getOrderStatus.ts': {
+    methods: ['GET'],
+    query: { order_id: 'SY00000000000000000000000000000000' },
+  },
+  'api.payment.alipay.notify.ts': {
+    methods: ['POST'],
+    body: {
+      out_trade_no: 'SY0',
+      trade_status: 'TRADE_SUCCESS',
+      total_amount: '7.30',
+      sign: 'x',
+      app_id: '1',
+    },
+  },
+  'api.payment.wechatpay.notify.ts': {
+    methods: ['POST'],
+    body: { id: 'x', event_type: 'TRANSACTION.SUCCESS', resource: { ciphertext: 'x', nonce: 'n' } },
+  },
   'api.pricing.ts': { methods: ['GET'] },
+  'api.product.getProductConfig.ts': { methods: ['GET'] },
   'api.product.getv3price.ts': { methods: ['GET'] },
   'api.redemption.$id.ts': { methods: ['GET', 'DELETE'] },
   'api.redemption._index.ts': {

@@ -5,6 +5,7 @@ import {
   OptionInput,
   OptionNumberList,
   OptionSecret,
+  OptionTextArea,
 } from '#app/components/settings/option-form.tsx';
 import type { PayTabData } from '#app/domain/settings/pay.server.ts';
 
@@ -67,6 +68,8 @@ export function PayTab({ data }: { data: PayTabData }) {
         <OptionInput name="WeChatPayNotifyUrl" type="url" label={t('payTab.wechatPayNotifyUrl')} />
         <OptionSecret name="WeChatPayApiV3Key" label={t('payTab.wechatPayApiV3Key')} />
         <OptionSecret name="WeChatPayApiCertKey" label={t('payTab.wechatPayApiCertKey')} />
+        <OptionInput name="WeChatPayPublicKeyId" label={t('payTab.wechatPayPublicKeyId')} />
+        <OptionTextArea name="WeChatPayPublicKey" label={t('payTab.wechatPayPublicKey')} />
       </OptionForm>
     </div>
   );

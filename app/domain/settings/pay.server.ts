@@ -35,6 +35,8 @@ export const PAY_FORMS = [
       'WeChatPayNotifyUrl',
       'WeChatPayApiV3Key',
       'WeChatPayApiCertKey',
+      'WeChatPayPublicKeyId',
+      'WeChatPayPublicKey',
     ],
     saved: 'payTab.saved.wechatPay',
   },

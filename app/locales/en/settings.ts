@@ -182,6 +182,8 @@ const settings: SettingsResources = {
     wechatPayNotifyUrl: 'WeChat Pay notify URL',
     wechatPayApiV3Key: 'APIv3 key',
     wechatPayApiCertKey: 'Merchant API certificate private key',
+    wechatPayPublicKeyId: 'WeChat Pay public key ID (PUB_KEY_ID_…)',
+    wechatPayPublicKey: 'WeChat Pay public key (PEM; verifies answers and notifications)',
     saveWechatPay: 'Save WeChat Pay settings',
     saved: {
       plan: 'Top-up plans updated',

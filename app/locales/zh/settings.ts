@@ -179,6 +179,8 @@ const settings = {
     wechatPayNotifyUrl: '微信支付回调地址',
     wechatPayApiV3Key: 'APIv3 密钥',
     wechatPayApiCertKey: '商户 API 证书私钥',
+    wechatPayPublicKeyId: '微信支付公钥 ID（PUB_KEY_ID_…）',
+    wechatPayPublicKey: '微信支付公钥（PEM，用于验证应答与回调签名）',
     saveWechatPay: '保存微信支付设置',
     saved: {
       plan: '充值方案已更新',

@@ -337,6 +337,9 @@ export const OPTIONS = {
   WeChatPayApiV3Key: secret(),
   WeChatPayNotifyUrl: str(),
   WeChatPayApiCertKey: secret(),
+  /** WeChat Pay's platform public key (PEM) and its id: verify answers and notifies (ADR 027) */
+  WeChatPayPublicKey: str(),
+  WeChatPayPublicKeyId: str(),
 
   // Display and links
   TopUpLink: str(),
