@@ -44,7 +44,15 @@ async function clearRedeemLimits(): Promise<void> {
   }
 }
 
-const PAY_OPTIONS = ['AlipayAppId', 'AlipayPrivateKey', 'TopupConfig', 'MinTopUp', 'Price'];
+const PAY_OPTIONS = [
+  'AlipayAppId',
+  'AlipayPrivateKey',
+  'AlipayPublicKey',
+  'AlipayNotifyUrl',
+  'TopupConfig',
+  'MinTopUp',
+  'Price',
+];
 
 /** Puts the pay options back (the redeem journey expects online top-up to be off). */
 async function restorePayOptions(): Promise<void> {
@@ -182,6 +190,8 @@ describe.each(MODES)('wallet top-up with JavaScript %s', (mode: Mode) => {
   it('offers preset and custom amounts with the payable amount once a pay method is configured', async () => {
     await setOption('AlipayAppId', 'e2e-app');
     await setOption('AlipayPrivateKey', 'e2e-private-key');
+    await setOption('AlipayPublicKey', 'e2e-alipay-public-key');
+    await setOption('AlipayNotifyUrl', 'https://pay.example.com/api/payment/alipay/notify');
     await setOption('TopupConfig', '[10,50]');
     await setOption('MinTopUp', '5');
     await setOption('Price', '7.3');

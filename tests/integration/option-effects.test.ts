@@ -425,11 +425,20 @@ describe('rendered pages of the real console, options changed with PUT /api/opti
   }, 60_000);
 
   it('Price and TopupConfig: the preset amounts and the payable amount of the top-up page', async () => {
-    const keys: OptionKey[] = ['AlipayAppId', 'AlipayPrivateKey', 'Price', 'TopupConfig'];
+    const keys: OptionKey[] = [
+      'AlipayAppId',
+      'AlipayPrivateKey',
+      'AlipayPublicKey',
+      'AlipayNotifyUrl',
+      'Price',
+      'TopupConfig',
+    ];
     try {
-      // Online top-up is offered once a pay method is configured.
+      // Online top-up is offered once a pay method is fully configured.
       await put('AlipayAppId', '2021000000000000');
       await put('AlipayPrivateKey', 'test-private-key');
+      await put('AlipayPublicKey', 'test-alipay-public-key');
+      await put('AlipayNotifyUrl', 'https://pay.example.com/api/payment/alipay/notify');
       // The default price is 7.3 per unit.
       expect(await page('/topup?amount=10', userCookie)).toMatch(/data-testid="wallet-payable">[^<]*73\.00/);
       await put('Price', '8.5');

@@ -137,6 +137,8 @@ describe('getPublicStatus', () => {
       SMTPToken: 'smtp-secret-value',
       AlipayPrivateKey: 'alipay-secret-value',
       AlipayAppId: 'app',
+      AlipayPublicKey: 'alipay-public-secret-value',
+      AlipayNotifyUrl: 'https://pay.example.com/api/payment/alipay/notify',
       WeChatPayApiV3Key: 'wx-secret-value',
       WorkerValidKey: 'worker-secret-value',
       WeChatServerToken: 'wechat-secret-value',
@@ -146,6 +148,13 @@ describe('getPublicStatus', () => {
     for (const value of Object.values(secrets).filter((v) => v.includes('secret')))
       expect(text).not.toContain(value);
     expect(status.enable_online_topup).toBe(true);
+  });
+
+  it('offers online top-up only when a pay method is fully configured (an order could be created)', () => {
+    const half = { AlipayAppId: 'app', AlipayPrivateKey: 'k', WeChatPayAppId: 'wx', WeChatPayMchId: 'mch' };
+    expect(getPublicStatus(services(half)).enable_online_topup).toBe(false);
+    const alipay = { ...half, AlipayPublicKey: 'pk', AlipayNotifyUrl: 'https://pay.example.com/n' };
+    expect(getPublicStatus(services(alipay)).enable_online_topup).toBe(true);
   });
 
   it('reads page content options', () => {

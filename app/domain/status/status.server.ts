@@ -1,3 +1,4 @@
+import { enabledPayMethods } from '#app/domain/payments/config.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /** One configured chat page: `{ "<name>": "<url template>" }`, as in new-api's `Chats` option. */
@@ -112,8 +113,6 @@ export function getPublicStatus(
   services: Pick<ConsoleServices, 'options' | 'version' | 'startedAt'>,
 ): PublicStatus {
   const o = reader(services);
-  const alipayReady = o.str('AlipayAppId') !== '' && o.str('AlipayPrivateKey') !== '';
-  const wechatPayReady = o.str('WeChatPayAppId') !== '' && o.str('WeChatPayMchId') !== '';
   return {
     system_name: o.str('SystemName', 'Switchyard') || 'Switchyard',
     logo: o.str('Logo'),
@@ -144,7 +143,8 @@ export function getPublicStatus(
     start_time: services.startedAt,
     top_up_link: o.str('TopUpLink'),
     min_topup: o.num('MinTopUp', 1),
-    enable_online_topup: alipayReady || wechatPayReady,
+    // an order can be created: at least one pay method is fully configured (ADR 027)
+    enable_online_topup: enabledPayMethods(services.options).length > 0,
     server_address: o.str('ServerAddress'),
     self_use_mode_enabled: o.bool('SelfUseModeEnabled', false),
     demo_site_enabled: o.bool('DemoSiteEnabled', false),

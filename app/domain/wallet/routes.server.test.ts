@@ -170,6 +170,8 @@ describe('GET /topup', () => {
     Object.assign(optionValues, {
       AlipayAppId: 'app',
       AlipayPrivateKey: 'k',
+      AlipayPublicKey: 'pk',
+      AlipayNotifyUrl: 'https://pay.example.com/api/payment/alipay/notify',
       MinTopUp: 5,
       TopupConfig: [10, 50],
     });
