@@ -115,6 +115,7 @@ type Filters = ReturnType<typeof useLoaderData<typeof loader>>['filters'];
 
 function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boolean; pageSize: number }) {
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   const navigation = useNavigation();
   const text = (name: keyof Filters, label: string) => (
     <label className="logs-field">
@@ -125,11 +126,11 @@ function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boo
   return (
     <Form method="get" role="search" aria-label={t('filters.label')} className="logs-filters">
       <label className="logs-field">
-        {t('filters.start')}
+        {t('filters.start', { zone })}
         <input type="datetime-local" name="start" defaultValue={filters.start} />
       </label>
       <label className="logs-field">
-        {t('filters.end')}
+        {t('filters.end', { zone })}
         <input type="datetime-local" name="end" defaultValue={filters.end} />
       </label>
       {text('token_name', t('filters.tokenName'))}
@@ -183,6 +184,7 @@ function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boo
  */
 function ClearLogs({ back }: { back: string }) {
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   const hydrated = useHydrated();
   const [before, setBefore] = useState('');
   const [open, setOpen] = useState(false);
@@ -204,7 +206,7 @@ function ClearLogs({ back }: { back: string }) {
       >
         <input type="hidden" name="redirectTo" value={back} />
         <label className="logs-field">
-          {t('clear.before')}
+          {t('clear.before', { zone })}
           <input
             type="datetime-local"
             name="before"
@@ -229,6 +231,7 @@ function ClearLogs({ back }: { back: string }) {
                   {t(preview.data.capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', {
                     time: preview.data.time,
                     count: preview.data.count,
+                    zone,
                   })}
                 </p>
               ) : (

@@ -11,6 +11,7 @@ import { clearLogsBefore, countLogsBefore } from '#app/domain/logs/logs.server.t
 import { safeRedirectTo } from '#app/utils/preferences.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'logs'] };
 
@@ -62,6 +63,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 export default function ClearLogsPage() {
   const { before, redirectTo, time, count, capped, error } = useLoaderData<typeof loader>();
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   if (!error) {
     return (
       <ConfirmPage
@@ -69,7 +71,7 @@ export default function ClearLogsPage() {
         title={t('clear.confirmTitle')}
         body={
           <p data-testid="clear-body">
-            {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count })}
+            {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count, zone })}
           </p>
         }
         redirectTo={redirectTo}
