@@ -1,5 +1,6 @@
 import { useLocation } from '@remix-run/react';
 import {
+  Book,
   BookOpen,
   ChartColumn,
   CircleDollarSign,
@@ -54,12 +55,17 @@ const icons: Record<string, LucideIcon> = {
   pricing: CircleDollarSign,
   about: Info,
   guide: BookOpen,
-  usebook: BookOpen,
+  usebook: Book,
   download: Download,
 };
 
+/** The icon of a menu key (undefined for an unknown key). */
+export function menuIcon(itemKey: string): LucideIcon | undefined {
+  return icons[itemKey.startsWith('chat-') ? 'chat' : itemKey];
+}
+
 export function MenuIcon({ itemKey }: { itemKey: string }) {
-  const Icon = icons[itemKey.startsWith('chat-') ? 'chat' : itemKey] ?? MessageSquare;
+  const Icon = menuIcon(itemKey) ?? MessageSquare;
   return <Icon className="side-icon" aria-hidden="true" focusable="false" size={18} strokeWidth={2} />;
 }
 
