@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type FeaturePage, type MenuStatus, sideMenuItems, topNavItems } from '#app/domain/navigation/menu.ts';
+import {
+  type FeaturePage,
+  type MenuStatus,
+  sideMenuItems,
+  topNavItems,
+} from '#app/domain/navigation/menu.ts';
 import { menuIcon } from './sidebar.tsx';
 
 describe('menu icons', () => {
