@@ -58,7 +58,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       user,
       status,
       toast: flash.toast,
-      newYear: isNewYearsDay(new Date()),
+      newYear: isNewYearsDay(new Date(), requestTimeZone(request)),
       timeZone: requestTimeZone(request),
     },
     { headers },

@@ -176,9 +176,12 @@ describe('navigation helpers', () => {
     ]);
   });
 
-  it('detects 1 January', () => {
-    expect(isNewYearsDay(new Date(2027, 0, 1, 12))).toBe(true);
-    expect(isNewYearsDay(new Date(2027, 0, 2))).toBe(false);
-    expect(isNewYearsDay(new Date(2026, 11, 31, 23, 59))).toBe(false);
+  it('detects 1 January in the user zone', () => {
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 1, 12)))).toBe(true);
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 2)))).toBe(false);
+    expect(isNewYearsDay(new Date(Date.UTC(2026, 11, 31, 23, 59)))).toBe(false);
+    // 31 December 17:00 UTC is already 1 January in Shanghai
+    expect(isNewYearsDay(new Date(Date.UTC(2026, 11, 31, 17)), 'Asia/Shanghai')).toBe(true);
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 1, 17)), 'Asia/Shanghai')).toBe(false);
   });
 });

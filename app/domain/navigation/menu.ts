@@ -3,6 +3,8 @@
  * shared by the server render and the browser. Items carry i18n keys, never display text.
  */
 
+import { formatDateTime } from '#app/utils/time.ts';
+
 /** What the menu needs from the signed-in user and the public status. */
 export type MenuUser = { role: number } | null;
 export type MenuStatus = {
@@ -135,7 +137,7 @@ export function isProtectedPath(pathname: string): boolean {
   return protectedPrefixes.some((p) => pathname === p || pathname.startsWith(`${p}/`));
 }
 
-/** The new-year easter egg shows on 1 January (local date of the server render / browser). */
-export function isNewYearsDay(date: Date): boolean {
-  return date.getMonth() === 0 && date.getDate() === 1;
+/** The new-year easter egg shows on 1 January in the user's time zone (UTC until known). */
+export function isNewYearsDay(date: Date, timeZone = 'UTC'): boolean {
+  return formatDateTime(date, timeZone).slice(5, 10) === '01-01';
 }
