@@ -30,7 +30,9 @@ import { getLocale } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
 import appStyles from '#app/styles/app.css?url';
 import { getPreferences } from '#app/utils/preferences.server.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import { getToast } from '#app/utils/toast.server.ts';
+import { useDetectTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: 'common' };
 
@@ -56,7 +58,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       user,
       status,
       toast: flash.toast,
-      newYear: isNewYearsDay(new Date()),
+      newYear: isNewYearsDay(new Date(), requestTimeZone(request)),
+      timeZone: requestTimeZone(request),
     },
     { headers },
   );
@@ -109,6 +112,9 @@ export default function App() {
   const theme = useOptimisticTheme(loaderData.theme);
   const collapsed = useOptimisticSidebar(loaderData.sidebarCollapsed);
   const layout = layoutFor(pathname);
+  // Logged-out visitors see no console sidebar.
+  const showSidebar = layout.sidebar && user !== null;
+  useDetectTimeZone(loaderData.timeZone);
   const logoUrl = status.logo || defaultLogo;
   // Marks the document as interactive (used by the e2e harness to wait for hydration).
   useEffect(() => {
@@ -132,11 +138,8 @@ export default function App() {
               newYear={newYear}
             />
           ) : null}
-          <div
-            className="shell"
-            data-sidebar={layout.sidebar ? (collapsed ? 'collapsed' : 'expanded') : 'none'}
-          >
-            {layout.sidebar ? <Sidebar user={user} status={status} collapsed={collapsed} /> : null}
+          <div className="shell" data-sidebar={showSidebar ? (collapsed ? 'collapsed' : 'expanded') : 'none'}>
+            {showSidebar ? <Sidebar user={user} status={status} collapsed={collapsed} /> : null}
             <main id="main" tabIndex={-1} className="content">
               <Outlet />
             </main>

@@ -1,5 +1,6 @@
 import { Form, useLocation, useNavigate, useSubmit } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
+import { MobileMenu } from '#app/components/mobile-menu.tsx';
 import { NewYearEgg } from '#app/components/new-year.tsx';
 import { LanguageMenu, ThemeSwitch } from '#app/components/preference-forms.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -63,6 +64,7 @@ export function Header({ status, user, locale, theme, logoUrl, newYear }: Header
   const { pathname } = useLocation();
   return (
     <header className="topbar">
+      <MobileMenu user={user} status={status} />
       <Link to="/" className="brand">
         <img src={logoUrl} alt={t('app.logoAlt', { name: status.system_name })} width={28} height={28} />
         <span className="brand-name">{status.system_name}</span>

@@ -5,6 +5,7 @@ import { DropdownMenu } from '#app/components/ui/menu.tsx';
 import { type Language, supportedLngs } from '#app/i18n/config.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import type { Theme } from '#app/utils/preferences.ts';
+import { supportedTimeZones } from '#app/utils/time.ts';
 
 export const PREFERENCES_ACTION = '/preferences';
 export const THEME_FETCHER = 'pref-theme';
@@ -129,5 +130,38 @@ export function LanguageMenu({ locale }: { locale: Language }) {
         </Form>
       }
     />
+  );
+}
+
+/**
+ * The time zone used for times and date filters. Set automatically from the browser with JavaScript; this form
+ * (a plain POST, PRG) lets anyone choose it, with or without JavaScript.
+ */
+export function TimeZoneForm({ timeZone }: { timeZone: string }) {
+  const { t } = useTranslation();
+  const redirectTo = useRedirectTo();
+  const zones = supportedTimeZones();
+  if (!zones.includes(timeZone)) zones.unshift(timeZone);
+  return (
+    <Form method="post" action={PREFERENCES_ACTION} className="timezone-form" data-testid="timezone-form">
+      <input type="hidden" name="intent" value="timeZone" />
+      <input type="hidden" name="redirectTo" value={redirectTo} />
+      <label>
+        {t('preferences.timeZone')}{' '}
+        <select name="tz" defaultValue={timeZone} aria-describedby="timezone-hint">
+          {zones.map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+      </label>{' '}
+      <Button type="submit" variant="secondary">
+        {t('preferences.timeZoneSave')}
+      </Button>
+      <p id="timezone-hint" className="field-hint">
+        {t('preferences.timeZoneHint')}
+      </p>
+    </Form>
   );
 }

@@ -59,6 +59,7 @@ import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
 
@@ -672,6 +673,7 @@ function ChannelRow({
   child?: boolean;
 }) {
   const { t } = useTranslation('channels');
+  const timeZone = useTimeZone();
   return (
     <tr data-channel-id={row.id} data-name={row.name} className={child ? 'channel-child-row' : undefined}>
       <td>
@@ -704,7 +706,7 @@ function ChannelRow({
       <td>
         <ResponseTimeTag ms={row.response_time} testTime={row.test_time} />
       </td>
-      <td title={row.balance_updated_time ? formatTime(row.balance_updated_time) : undefined}>
+      <td title={row.balance_updated_time ? formatTime(row.balance_updated_time, timeZone) : undefined}>
         {formatQuota(row.used_quota, display)} / ${row.balance.toFixed(2)}
       </td>
       <td>{row.priority}</td>

@@ -5,6 +5,7 @@ import { osKey } from '#app/domain/versions/constants.ts';
 import { publicVersionsCtx } from '#app/domain/versions/http.server.ts';
 import { formatDate, Md5, Remark } from '#app/domain/versions/version-ui.tsx';
 import { latestVersions } from '#app/domain/versions/versions.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
 
@@ -23,6 +24,7 @@ const CSS =
   '.download-page .version-remark{overflow-wrap:anywhere}';
 
 export default function DownloadPage() {
+  const timeZone = useTimeZone();
   const { latest } = useLoaderData<typeof loader>();
   const { t } = useTranslation('versions');
   const any = latest.some((l) => l.version);
@@ -66,7 +68,7 @@ export default function DownloadPage() {
                     {v.forceids ? (
                       <p style={{ margin: 0 }}>{t('download.forcedFrom', { versions: v.forceids })}</p>
                     ) : null}
-                    <small>{t('download.releasedAt', { date: formatDate(v.last_date) })}</small>
+                    <small>{t('download.releasedAt', { date: formatDate(v.last_date, timeZone) })}</small>
                     <Remark html={v.remark} />
                   </>
                 ) : (

@@ -16,6 +16,7 @@ import {
   type LogWire,
   logTypeKey,
   parseOther,
+  startOfDay,
   toDateTimeLocal,
 } from '#app/domain/logs/constants.ts';
 import { logsPageCtx } from '#app/domain/logs/http.server.ts';
@@ -41,21 +42,22 @@ import type { loader as clearLoader } from '#app/routes/log.clear.tsx';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { pageSizes, parsePageSize } from '#app/utils/preferences.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'logs'] };
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Logs' }];
 
-/** Seed 001 §9 "Logs default": from the start of today (UTC here) to one hour ahead. */
-function defaultWindow(now = Date.now()): { start: number; end: number } {
-  const d = new Date(now);
-  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) / 1000;
-  return { start, end: Math.floor(now / 1000) + 3600 };
+/** Seed 001 §9 "Logs default": from the start of today (in the user's zone) to one hour ahead. */
+function defaultWindow(timeZone: string, now = Date.now()): { start: number; end: number } {
+  const seconds = Math.floor(now / 1000);
+  return { start: startOfDay(seconds, timeZone), end: seconds + 3600 };
 }
 
 /** A time field: the form's datetime-local value, else the API's unix seconds, else the default. */
-function timeParam(url: URL, field: string, apiField: string, fallback: number): number {
-  if (url.searchParams.has(field)) return fromDateTimeLocal(url.searchParams.get(field));
+function timeParam(url: URL, field: string, apiField: string, fallback: number, timeZone: string): number {
+  if (url.searchParams.has(field)) return fromDateTimeLocal(url.searchParams.get(field), timeZone);
   if (url.searchParams.has(apiField)) return Number(url.searchParams.get(apiField)) || 0;
   return fallback;
 }
@@ -71,13 +73,14 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const chosen = parsePageSize(url.searchParams.get('page_size'));
   const prefs = await getPreferences(request);
   const pageSize = chosen ?? prefs.pageSize;
-  const win = defaultWindow();
+  const timeZone = requestTimeZone(request);
+  const win = defaultWindow(timeZone);
   const raw = Object.fromEntries(url.searchParams);
   const q = parseInput(ctx, logQuerySchema, {
     ...raw,
     page_size: pageSize,
-    start_timestamp: timeParam(url, 'start', 'start_timestamp', win.start),
-    end_timestamp: timeParam(url, 'end', 'end_timestamp', win.end),
+    start_timestamp: timeParam(url, 'start', 'start_timestamp', win.start, timeZone),
+    end_timestamp: timeParam(url, 'end', 'end_timestamp', win.end, timeZone),
     ...(admin ? {} : { username: '', channel: 0 }),
   });
   const [result, stat] = admin
@@ -92,8 +95,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       result,
       stat,
       filters: {
-        start: toDateTimeLocal(q.start_timestamp),
-        end: toDateTimeLocal(q.end_timestamp),
+        start: toDateTimeLocal(q.start_timestamp, timeZone),
+        end: toDateTimeLocal(q.end_timestamp, timeZone),
         token_name: q.token_name,
         model_name: q.model_name,
         group: q.group,
@@ -112,6 +115,7 @@ type Filters = ReturnType<typeof useLoaderData<typeof loader>>['filters'];
 
 function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boolean; pageSize: number }) {
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   const navigation = useNavigation();
   const text = (name: keyof Filters, label: string) => (
     <label className="logs-field">
@@ -122,11 +126,11 @@ function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boo
   return (
     <Form method="get" role="search" aria-label={t('filters.label')} className="logs-filters">
       <label className="logs-field">
-        {t('filters.start')}
+        {t('filters.start', { zone })}
         <input type="datetime-local" name="start" defaultValue={filters.start} />
       </label>
       <label className="logs-field">
-        {t('filters.end')}
+        {t('filters.end', { zone })}
         <input type="datetime-local" name="end" defaultValue={filters.end} />
       </label>
       {text('token_name', t('filters.tokenName'))}
@@ -180,6 +184,7 @@ function FilterForm({ filters, admin, pageSize }: { filters: Filters; admin: boo
  */
 function ClearLogs({ back }: { back: string }) {
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   const hydrated = useHydrated();
   const [before, setBefore] = useState('');
   const [open, setOpen] = useState(false);
@@ -201,7 +206,7 @@ function ClearLogs({ back }: { back: string }) {
       >
         <input type="hidden" name="redirectTo" value={back} />
         <label className="logs-field">
-          {t('clear.before')}
+          {t('clear.before', { zone })}
           <input
             type="datetime-local"
             name="before"
@@ -226,6 +231,7 @@ function ClearLogs({ back }: { back: string }) {
                   {t(preview.data.capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', {
                     time: preview.data.time,
                     count: preview.data.count,
+                    zone,
                   })}
                 </p>
               ) : (
@@ -257,11 +263,12 @@ function LogRow({
 }) {
   const details = parseOther(log.other);
   const columns = admin ? 13 : 10;
+  const timeZone = useTimeZone();
   // One <tbody> per log: the row and its expandable details row (a <details>, so it opens without JavaScript).
   return (
     <tbody className="log-group" data-log-id={log.id} data-type={logTypeKey(log.type)}>
       <tr>
-        <td>{formatLogTime(log.created_at)}</td>
+        <td>{formatLogTime(log.created_at, timeZone)}</td>
         {admin ? (
           <td title={log.channel_name} data-testid="log-channel">
             {log.channel || '-'}

@@ -9,23 +9,31 @@ import { logsPageCtx } from '#app/domain/logs/http.server.ts';
 import { LogsErrorBoundary } from '#app/domain/logs/log-ui.tsx';
 import { clearLogsBefore, countLogsBefore } from '#app/domain/logs/logs.server.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'logs'] };
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.title ?? 'Logs' }];
 
 /**
- * GET /log/clear?before={datetime-local, UTC}&redirectTo: the confirmation step of the admin log cleanup (the
+ * GET /log/clear?before={datetime-local, in the user's zone}&redirectTo: the confirmation step of the admin log cleanup (the
  * page without JavaScript; the dialog with it reads the same answer): the cut-off and how many rows would go.
  */
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await logsPageCtx(request, context, { admin: true });
   const url = new URL(request.url);
   const before = url.searchParams.get('before') ?? '';
-  const target = fromDateTimeLocal(before);
+  const timeZone = requestTimeZone(request);
+  const target = fromDateTimeLocal(before, timeZone);
   const redirectTo = safeRedirectTo(url.searchParams.get('redirectTo'), '/log');
-  const base = { title: ctx.t('logs:clear.confirmTitle'), before, redirectTo, time: formatLogTime(target) };
+  const base = {
+    title: ctx.t('logs:clear.confirmTitle'),
+    before,
+    redirectTo,
+    time: formatLogTime(target, timeZone),
+  };
   try {
     const { count, capped } = await countLogsBefore(ctx, target);
     return { ...base, count, capped, error: '' };
@@ -41,7 +49,10 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const form = await request.formData();
   const back = safeRedirectTo(form.get('redirectTo'), '/log');
   try {
-    const count = await clearLogsBefore(ctx, fromDateTimeLocal(String(form.get('before') ?? '')));
+    const count = await clearLogsBefore(
+      ctx,
+      fromDateTimeLocal(String(form.get('before') ?? ''), requestTimeZone(request)),
+    );
     return redirectWithToast(back, { type: 'success', message: ctx.t('logs:clear.done', { count }) });
   } catch (error) {
     if (isDomainError(error)) return redirectWithToast(back, { type: 'error', message: error.message });
@@ -52,6 +63,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 export default function ClearLogsPage() {
   const { before, redirectTo, time, count, capped, error } = useLoaderData<typeof loader>();
   const { t } = useTranslation('logs');
+  const zone = useTimeZone();
   if (!error) {
     return (
       <ConfirmPage
@@ -59,7 +71,7 @@ export default function ClearLogsPage() {
         title={t('clear.confirmTitle')}
         body={
           <p data-testid="clear-body">
-            {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count })}
+            {t(capped ? 'clear.confirmBodyCapped' : 'clear.confirmBody', { time, count, zone })}
           </p>
         }
         redirectTo={redirectTo}

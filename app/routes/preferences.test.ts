@@ -37,11 +37,20 @@ describe('POST /preferences', () => {
     expect(new Headers(size.init?.headers).get('Set-Cookie')).toMatch(/^page_size=/);
   });
 
+  it('keeps a chosen time zone in the tz cookie (the no-JavaScript way to set it)', async () => {
+    const res = (await post({ intent: 'timeZone', tz: 'Asia/Shanghai', redirectTo: '/setting' })) as Response;
+    expect(res.status).toBe(302);
+    expect(res.headers.get('Location')).toBe('/setting');
+    expect(res.headers.get('Set-Cookie')).toMatch(/^tz=Asia%2FShanghai; Path=\/;/);
+  });
+
   it('rejects unknown intents and values with 400', async () => {
     const cases: Record<string, string>[] = [
       { intent: 'nope' },
       { intent: 'theme', theme: 'blue' },
       { intent: 'language', lng: 'fr' },
+      { intent: 'timeZone', tz: 'Mars/Olympus' },
+      { intent: 'timeZone' },
     ];
     for (const fields of cases) {
       const res = (await post(fields)) as unknown as DataResult;

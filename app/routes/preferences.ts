@@ -7,9 +7,10 @@ import {
   serializeTheme,
 } from '#app/utils/preferences.server.ts';
 import { isTheme, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { isTimeZone, timeZoneCookie } from '#app/utils/time.ts';
 
 /**
- * POST /preferences: intent = theme | language | sidebar | pageSize. Without JavaScript the form carries
+ * POST /preferences: intent = theme | language | sidebar | pageSize | timeZone. Without JavaScript the form carries
  * redirectTo and the answer is a redirect back (PRG); a fetcher sends no redirectTo and gets data.
  */
 export async function action({ request }: ActionFunctionArgs) {
@@ -36,6 +37,11 @@ export async function action({ request }: ActionFunctionArgs) {
     case 'pageSize': {
       const size = parsePageSize(form.get('pageSize'));
       if (size) cookie = await serializePageSize(size);
+      break;
+    }
+    case 'timeZone': {
+      const tz = form.get('tz');
+      if (isTimeZone(tz)) cookie = timeZoneCookie(tz);
       break;
     }
   }

@@ -2,6 +2,7 @@ import { data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/nod
 import { Form, useLoaderData, useLocation } from '@remix-run/react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { TableScroll } from '#app/components/list/data-table.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -98,36 +99,38 @@ export default function PricingRoute() {
           {t('empty')}
         </p>
       ) : (
-        <table className="pricing-table">
-          <caption className="pricing-sr">{t('title')}</caption>
-          <thead>
-            <tr>
-              {hydrated ? (
-                <th scope="col">
-                  <span className="pricing-sr">{t('copy')}</span>
-                </th>
-              ) : null}
-              <th scope="col">{t('columns.available')}</th>
-              <th scope="col">{t('columns.model')}</th>
-              <th scope="col">{t('columns.type')}</th>
-              <th scope="col">{t('columns.groups')}</th>
-              <th scope="col">{t('columns.ratio')}</th>
-              <th scope="col">{t('columns.price')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.rows.map((row) => (
-              <PricingTableRow
-                key={row.model_name}
-                row={row}
-                page={page}
-                selected={selected.includes(row.model_name)}
-                onSelect={hydrated ? (on) => toggle(row.model_name, on) : null}
-                onCopy={hydrated ? () => void copy(row.model_name) : null}
-              />
-            ))}
-          </tbody>
-        </table>
+        <TableScroll>
+          <table className="pricing-table">
+            <caption className="pricing-sr">{t('title')}</caption>
+            <thead>
+              <tr>
+                {hydrated ? (
+                  <th scope="col">
+                    <span className="pricing-sr">{t('copy')}</span>
+                  </th>
+                ) : null}
+                <th scope="col">{t('columns.available')}</th>
+                <th scope="col">{t('columns.model')}</th>
+                <th scope="col">{t('columns.type')}</th>
+                <th scope="col">{t('columns.groups')}</th>
+                <th scope="col">{t('columns.ratio')}</th>
+                <th scope="col">{t('columns.price')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.rows.map((row) => (
+                <PricingTableRow
+                  key={row.model_name}
+                  row={row}
+                  page={page}
+                  selected={selected.includes(row.model_name)}
+                  onSelect={hydrated ? (on) => toggle(row.model_name, on) : null}
+                  onCopy={hydrated ? () => void copy(row.model_name) : null}
+                />
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <Pagination page={page.page} pages={page.pages} total={page.total} />
       <RatioFigure />

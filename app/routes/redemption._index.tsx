@@ -38,6 +38,7 @@ import type { CreateReply } from '#app/routes/redemption.new.tsx';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'redemptions'] };
 
@@ -224,6 +225,7 @@ function EditBody({ id, close }: { id: number; close: () => void }) {
 }
 
 export default function RedemptionsPage() {
+  const timeZone = useTimeZone();
   const { result, keyword, pageSize, display } = useLoaderData<typeof loader>();
   const { t } = useTranslation('redemptions');
   const location = useLocation();
@@ -271,9 +273,9 @@ export default function RedemptionsPage() {
               <RedemptionStatusTag status={r.status} />
             </td>
             <td data-quota={r.quota}>{formatQuota(r.quota, display)}</td>
-            <td>{formatTime(r.created_time)}</td>
+            <td>{formatTime(r.created_time, timeZone)}</td>
             <td data-testid="used-user-id">{r.used_user_id || '-'}</td>
-            <td>{formatTime(r.redeemed_time)}</td>
+            <td>{formatTime(r.redeemed_time, timeZone)}</td>
             <td>
               <KeyCell code={r.key} />
             </td>

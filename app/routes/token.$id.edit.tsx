@@ -14,6 +14,7 @@ import {
 import { FormError, TokenFields, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { getToken, parseInput, updateToken, updateTokenSchema } from '#app/domain/tokens/tokens.server.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
@@ -28,7 +29,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     return {
       title: ctx.t('tokens:form.editTitle'),
       id: token.id,
-      values: toFormValues(token),
+      values: toFormValues(token, requestTimeZone(request)),
       redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
       ...(await editorData(ctx)),
     };
@@ -43,7 +44,10 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
   try {
-    const input = parseInput(ctx, updateTokenSchema, { ...formToTokenInput(form), id: parseId(params.id) });
+    const input = parseInput(ctx, updateTokenSchema, {
+      ...formToTokenInput(form, requestTimeZone(request)),
+      id: parseId(params.id),
+    });
     await updateToken(ctx, input);
   } catch (error) {
     if (isDomainError(error) && error.status < 500)

@@ -36,6 +36,7 @@ import {
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
@@ -48,6 +49,7 @@ type ApiAddress = { title?: string; url: string; line?: string };
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   const url = new URL(request.url);
+  const timeZone = requestTimeZone(request);
   const keyword = (url.searchParams.get('keyword') ?? '').trim();
   const token = (url.searchParams.get('token') ?? '').trim();
   const page = Math.max(1, Number.parseInt(url.searchParams.get('p') ?? '1', 10) || 1);
@@ -69,8 +71,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       items: result.items.map((tok) => ({
         ...tok,
         key: `sk-${tok.key}`,
-        created_text: formatTime(tok.created_time),
-        expired_text: tok.expired_time === -1 ? null : formatTime(tok.expired_time),
+        created_text: formatTime(tok.created_time, timeZone),
+        expired_text: tok.expired_time === -1 ? null : formatTime(tok.expired_time, timeZone),
       })),
       page: result.page,
       total: result.total,

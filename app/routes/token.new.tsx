@@ -8,6 +8,7 @@ import { tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { editorData, formToTokenInput, submittedValues } from '#app/domain/tokens/page.server.ts';
 import { emptyTokenForm, FormError, TokenFields, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { createTokenSchema, createTokens, parseInput } from '#app/domain/tokens/tokens.server.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
@@ -26,7 +27,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const form = Object.fromEntries(await request.formData());
   let count = 0;
   try {
-    const input = parseInput(ctx, createTokenSchema, formToTokenInput(form));
+    const input = parseInput(ctx, createTokenSchema, formToTokenInput(form, requestTimeZone(request)));
     count = (await createTokens(ctx, input)).length;
   } catch (error) {
     if (isDomainError(error) && error.status < 500)

@@ -31,6 +31,7 @@ import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
 
@@ -211,6 +212,7 @@ function RefreshAction({ href }: { href: string }) {
 }
 
 export default function VersionsPage() {
+  const timeZone = useTimeZone();
   const { result, pageSize } = useLoaderData<typeof loader>();
   const { t } = useTranslation('versions');
   const location = useLocation();
@@ -263,7 +265,7 @@ export default function VersionsPage() {
             <td data-force={v.force}>{t(v.force === 1 ? 'force.yes' : 'force.no')}</td>
             <td>{v.forceids || '-'}</td>
             <td>
-              <time dateTime={v.last_date}>{formatDate(v.last_date)}</time>
+              <time dateTime={v.last_date}>{formatDate(v.last_date, timeZone)}</time>
             </td>
             <td>
               <Remark html={v.remark} />

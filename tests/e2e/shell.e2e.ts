@@ -1,14 +1,29 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode, ready, submit } from './harness.ts';
 
 let h: Harness;
+let orm: MikroORM;
+let member: E2eUser;
+const run = Date.now().toString(36).slice(-6);
 beforeAll(async () => {
   h = await launch();
+  orm = await openProductOrm();
+  member = await createE2eUser(orm, `shell_${run}`, { affCode: `sh${run}` });
 });
 afterAll(async () => {
   await h?.close();
+  await orm?.close(true);
 });
+
+/** A fresh page signed in as a regular user (the console sidebar is for signed-in users only). */
+async function memberPage(mode: Mode, viewport?: { width: number; height: number }): Promise<Page> {
+  const page = await h.page(mode, viewport);
+  await signIn(h, mode, member);
+  return page;
+}
 
 const htmlAttr = (page: Page, name: string) => page.locator('html').getAttribute(name);
 
@@ -81,17 +96,17 @@ describe.each(MODES)('console shell with JavaScript %s', (mode: Mode) => {
   });
 
   it('hides the side menu at 600px width and shows it on wider screens', async () => {
-    const wide = await h.page(mode, { width: 1024, height: 768 });
+    const wide = await memberPage(mode, { width: 1024, height: 768 });
     await wide.goto('/pricing-does-not-exist-yet');
     expect(await wide.getByTestId('sidebar').isVisible()).toBe(true);
-    const narrow = await h.page(mode, { width: 600, height: 800 });
+    const narrow = await memberPage(mode, { width: 600, height: 800 });
     await narrow.goto('/pricing-does-not-exist-yet');
     expect(await narrow.getByTestId('sidebar').count()).toBe(1);
     expect(await narrow.getByTestId('sidebar').isVisible()).toBe(false);
   });
 
-  it('collapses the side menu and remembers it', async () => {
-    const page = await h.page(mode);
+  it('collapses the side menu and remembers it, keeping the entries named', async () => {
+    const page = await memberPage(mode);
     await page.goto('/no/such/page');
     await ready(page, mode);
     const sidebar = page.getByTestId('sidebar');
@@ -101,6 +116,26 @@ describe.each(MODES)('console shell with JavaScript %s', (mode: Mode) => {
     await page.reload();
     expect(await page.getByTestId('sidebar').getAttribute('data-collapsed')).toBe('true');
     expect(await page.getByRole('button', { name: '展开侧边栏' }).count()).toBe(1);
+    // collapsed: icons only, but every link keeps its accessible name
+    const menu = page.getByRole('navigation', { name: '控制台菜单' });
+    expect(await menu.getByRole('link', { name: '令牌' }).count()).toBe(1);
+    expect(await menu.getByRole('link', { name: '操练场' }).count()).toBe(1);
+    const label = await menu.locator('.side-label').first().boundingBox();
+    expect(label?.width ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('draws the side menu with icons (hidden from screen readers) and visible labels', async () => {
+    const page = await memberPage(mode);
+    await page.goto('/no/such/page');
+    const menu = page.getByRole('navigation', { name: '控制台菜单' });
+    const links = menu.getByRole('link');
+    const n = await links.count();
+    expect(n).toBeGreaterThanOrEqual(5);
+    for (let i = 0; i < n; i++) {
+      const link = links.nth(i);
+      expect(await link.locator('svg[aria-hidden="true"]').count()).toBe(1);
+      expect((await link.locator('.side-label').textContent())?.trim()).not.toBe('');
+    }
   });
 
   it('shows the flash toast after logout (POST-redirect-GET)', async () => {
@@ -138,13 +173,42 @@ describe.each(MODES)('console shell with JavaScript %s', (mode: Mode) => {
     expect(await page.getByTestId('sidebar').count()).toBe(0);
   });
 
-  it('sends a signed-out visitor following a protected link to /login', async () => {
+  it('shows a signed-out visitor no console sidebar; the console link leads to /login', async () => {
     const page = await h.page(mode);
     await page.goto('/no/such/page');
     await ready(page, mode);
-    await page.getByRole('navigation', { name: '控制台菜单' }).getByRole('link', { name: '令牌' }).click();
+    expect(await page.getByTestId('sidebar').count()).toBe(0);
+    await page.getByRole('navigation', { name: '主导航' }).getByRole('link', { name: '控制台' }).click();
     await page.waitForURL((url) => url.pathname === '/login');
-    expect(new URL(page.url()).searchParams.get('redirectTo')).toBe('/token');
+    // the console entry: the dashboard when data export is on, else tokens
+    const status = (await (await fetch(`${h.baseURL}/api/status`)).json()) as {
+      data: { enable_data_export: boolean };
+    };
+    expect(new URL(page.url()).searchParams.get('redirectTo')).toBe(
+      status.data.enable_data_export ? '/detail' : '/token',
+    );
+  });
+
+  it('leads every side-menu and top-nav link of a signed-in user to a page that exists', async () => {
+    const page = await memberPage(mode);
+    await page.goto('/token');
+    const hrefs = new Set<string>();
+    for (const nav of ['控制台菜单', '主导航']) {
+      for (const href of await page
+        .getByRole('navigation', { name: nav })
+        .getByRole('link')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('href') ?? ''))) {
+        hrefs.add(href);
+      }
+    }
+    expect(hrefs.has('/playground')).toBe(true);
+    expect([...hrefs].filter((x) => /^\/(midjourney|task|order)\b/.test(x))).toEqual([]);
+    // pages other engineers build in this issue are checked by the crawl once merged
+    const built = [...hrefs].filter((x) => !/^\/(playground|chat|detail|guide|usebook)\b/.test(x));
+    for (const href of built) {
+      const res = await page.context().request.get(`${h.baseURL}${href}`, { maxRedirects: 0 });
+      expect(res.status(), href).toBeLessThan(400);
+    }
   });
 });
 

@@ -1,4 +1,25 @@
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+
+/**
+ * A horizontally scrollable box for a wide table: on narrow screens a visible hint says it scrolls and shadows
+ * mark the edges with more columns; it takes keyboard focus so arrow keys scroll it. The page itself never
+ * scrolls sideways.
+ */
+export function TableScroll({ children }: { children: ReactNode }) {
+  const { t } = useTranslation('common');
+  return (
+    <>
+      <p className="scroll-hint" aria-hidden="true">
+        {t('table.scrollHint')}
+      </p>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard */}
+      <section className="list-table-wrap" tabIndex={0} aria-label={t('table.scrollRegion')}>
+        {children}
+      </section>
+    </>
+  );
+}
 
 /**
  * An admin list table: column headers, an "empty" row when there are no rows, then the rows (`children`).
@@ -27,7 +48,7 @@ export function DataTable({
     </tr>
   ) : null;
   return (
-    <div className="list-table-wrap">
+    <TableScroll>
       <table className={`table list-table ${className}`}>
         <thead>
           <tr>
@@ -52,6 +73,6 @@ export function DataTable({
           </tbody>
         )}
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -6,6 +6,7 @@
 import { Form, useActionData, useLocation, useNavigation } from '@remix-run/react';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { TableScroll } from '#app/components/list/data-table.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -87,49 +88,51 @@ export function ModelTab({ data }: { data: ModelTabData }) {
         {data.rows.length === 0 ? (
           <p className="notice">{t('tab.empty')}</p>
         ) : (
-          <table className="pricing-table model-tab-table">
-            <thead>
-              <tr>
-                <th scope="col">
-                  <span className="pricing-sr">{t('tab.batchTitle')}</span>
-                </th>
-                <th scope="col">{t('tab.name')}</th>
-                <th scope="col">{t('tab.price')}</th>
-                <th scope="col">{t('tab.ratio')}</th>
-                <th scope="col">{t('tab.completion')}</th>
-                <th scope="col">{t('tab.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.rows.map((row) => (
-                <tr key={row.name} data-model={row.name}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      name="models"
-                      value={row.name}
-                      form="model-batch"
-                      aria-label={t('tab.select', { model: row.name })}
-                    />
-                  </td>
-                  <th scope="row">{row.name}</th>
-                  <td data-col="price">{show(row.price, t('tab.unsetValue'))}</td>
-                  <td data-col="ratio">{show(row.ratio, t('tab.unsetValue'))}</td>
-                  <td data-col="completion">{show(row.completion, t('tab.unsetValue'))}</td>
-                  <td>
-                    <div className="model-tab-actions">
-                      <Link to={dialogHref(search, 'edit', row.name)} className="btn btn-ghost">
-                        {t('tab.edit')}
-                      </Link>
-                      <Link to={dialogHref(search, 'delete', row.name)} className="btn btn-ghost">
-                        {t('tab.delete')}
-                      </Link>
-                    </div>
-                  </td>
+          <TableScroll>
+            <table className="pricing-table model-tab-table">
+              <thead>
+                <tr>
+                  <th scope="col">
+                    <span className="pricing-sr">{t('tab.batchTitle')}</span>
+                  </th>
+                  <th scope="col">{t('tab.name')}</th>
+                  <th scope="col">{t('tab.price')}</th>
+                  <th scope="col">{t('tab.ratio')}</th>
+                  <th scope="col">{t('tab.completion')}</th>
+                  <th scope="col">{t('tab.actions')}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.rows.map((row) => (
+                  <tr key={row.name} data-model={row.name}>
+                    <td>
+                      <input
+                        type="checkbox"
+                        name="models"
+                        value={row.name}
+                        form="model-batch"
+                        aria-label={t('tab.select', { model: row.name })}
+                      />
+                    </td>
+                    <th scope="row">{row.name}</th>
+                    <td data-col="price">{show(row.price, t('tab.unsetValue'))}</td>
+                    <td data-col="ratio">{show(row.ratio, t('tab.unsetValue'))}</td>
+                    <td data-col="completion">{show(row.completion, t('tab.unsetValue'))}</td>
+                    <td>
+                      <div className="model-tab-actions">
+                        <Link to={dialogHref(search, 'edit', row.name)} className="btn btn-ghost">
+                          {t('tab.edit')}
+                        </Link>
+                        <Link to={dialogHref(search, 'delete', row.name)} className="btn btn-ghost">
+                          {t('tab.delete')}
+                        </Link>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
         <Pagination page={data.page} pages={data.pages} total={data.total} />
         <BatchForm back={back} />

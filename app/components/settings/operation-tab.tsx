@@ -14,6 +14,7 @@ import {
 } from '#app/components/settings/option-form.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import type { OperationTabData } from '#app/domain/settings/operation.server.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 const TAB = 'operation';
 
@@ -191,13 +192,14 @@ export function OperationTab({ data }: { data: OperationTabData }) {
 /** Clearing logs before a chosen time: the /log/clear confirmation step, which comes back to this tab. */
 function ClearLogs() {
   const { t } = useTranslation('settings');
+  const zone = useTimeZone();
   return (
     <section className="card option-form" aria-labelledby="op-clear-logs-title">
       <h2 id="op-clear-logs-title">{t('operationTab.clearLogs')}</h2>
       <Form method="get" action="/log/clear" className="settings-form">
         <input type="hidden" name="redirectTo" value={`/setting?tab=${TAB}`} />
         <div className="option-field">
-          <label htmlFor="op-clear-logs-before">{t('operationTab.clearLogsBefore')}</label>
+          <label htmlFor="op-clear-logs-before">{t('operationTab.clearLogsBefore', { zone })}</label>
           <input id="op-clear-logs-before" type="datetime-local" name="before" />
         </div>
         <div>

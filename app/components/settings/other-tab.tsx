@@ -8,6 +8,8 @@ import { useTranslation } from 'react-i18next';
 import { OptionForm, OptionInput, OptionTextArea } from '#app/components/settings/option-form.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import type { OtherTabData, UpdateCheck } from '#app/domain/settings/other.server.ts';
+import { formatTimestamp } from '#app/utils/time.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 const CHECK_UPDATE = 'checkUpdate';
 
@@ -52,12 +54,13 @@ function UpdateResult({ update }: { update: UpdateCheck }) {
 }
 
 function SystemInfo({ data }: { data: OtherTabData }) {
-  const { t, i18n } = useTranslation('settings');
+  const { t } = useTranslation('settings');
   const raw = useActionData() as CheckUpdateReply | undefined;
   const reply = raw?.intent === CHECK_UPDATE && raw.update ? raw : undefined;
   const navigation = useNavigation();
   const busy = navigation.state !== 'idle' && navigation.formData?.get('intent') === CHECK_UPDATE;
   const started = new Date(data.startTime * 1000);
+  const timeZone = useTimeZone();
   return (
     <section className="card" aria-labelledby="other-info-title">
       <h2 id="other-info-title">{t('otherTab.systemInfo')}</h2>
@@ -66,7 +69,7 @@ function SystemInfo({ data }: { data: OtherTabData }) {
         <dd data-testid="system-version">{data.version}</dd>
         <dt>{t('otherTab.startTime')}</dt>
         <dd>
-          <time dateTime={started.toISOString()}>{started.toLocaleString(i18n.language)}</time>
+          <time dateTime={started.toISOString()}>{formatTimestamp(data.startTime, timeZone)}</time>
         </dd>
       </dl>
       <Form method="post" action="/setting?tab=other" className="inline">

@@ -7,6 +7,7 @@ import { Form, useActionData, useLocation, useNavigation } from '@remix-run/reac
 import { Role } from '@switchyard/db/entities/user.ts';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { TimeZoneForm } from '#app/components/preference-forms.tsx';
 import { UrlDialog } from '#app/components/settings/dialog.tsx';
 import { useApiClient, useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
@@ -17,6 +18,7 @@ import type { PersonalTabData } from '#app/domain/account/settings-page.server.t
 import type { SettingDialog } from '#app/domain/account/tabs.ts';
 import type { PersonalReply } from '#app/domain/settings/personal.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 const PERSONAL = '/setting?tab=personal';
 
@@ -87,6 +89,7 @@ export function PersonalTab({
         <InviteCard data={data} />
         <InfoCard data={data} />
         <NotifyCard data={data} />
+        <TimeZoneCard />
       </div>
       {dialog === 'transfer' ? <TransferDialog data={data} /> : null}
       {dialog === 'password' ? <PasswordDialog hasPassword={data.hasPassword} /> : null}
@@ -221,6 +224,18 @@ function OAuthBindButton({
         {t('info.bind')}
       </Button>
     </Form>
+  );
+}
+
+/** The time zone of times and date filters (a preference cookie; the browser's zone once JavaScript ran). */
+function TimeZoneCard() {
+  const { t } = useTranslation();
+  const timeZone = useTimeZone();
+  return (
+    <section className="card" aria-labelledby="timezone-title">
+      <h2 id="timezone-title">{t('preferences.timeZoneTitle')}</h2>
+      <TimeZoneForm timeZone={timeZone} />
+    </section>
   );
 }
 

@@ -14,6 +14,7 @@ import {
   VERTEX_REGION_TEMPLATE,
 } from '#app/domain/channels/constants.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 /** Presentational pieces of the /channel pages (client-safe: no server imports). */
 
@@ -21,12 +22,13 @@ export { FormError } from '#app/domain/users/user-ui.tsx';
 
 export function ChannelStatusTag({ status, otherInfo }: { status: number; otherInfo: string }) {
   const { t } = useTranslation('channels');
+  const timeZone = useTimeZone();
   const key = channelStatusKey(status);
   const reason = status === 3 ? statusReason(otherInfo) : null;
   const detail = reason
     ? [
         reason.reason ? t('statusReason', { reason: reason.reason }) : '',
-        reason.time ? t('statusTime', { time: formatTime(reason.time) }) : '',
+        reason.time ? t('statusTime', { time: formatTime(reason.time, timeZone) }) : '',
       ]
         .filter(Boolean)
         .join(' · ')
@@ -48,12 +50,13 @@ export function ChannelStatusTag({ status, otherInfo }: { status: number; otherI
 /** Response time of the last test (ms on the wire), coloured per seed §4. */
 export function ResponseTimeTag({ ms, testTime }: { ms: number; testTime: number }) {
   const { t } = useTranslation('channels');
+  const timeZone = useTimeZone();
   const color = responseTimeColor(ms);
   return (
     <span
       className={`badge channel-rt channel-rt-${color}`}
       data-rt={color}
-      title={testTime ? formatTime(testTime) : undefined}
+      title={testTime ? formatTime(testTime, timeZone) : undefined}
     >
       {ms ? t('responseTime.seconds', { seconds: (ms / 1000).toFixed(2) }) : t('responseTime.untested')}
     </span>

@@ -1,5 +1,7 @@
 /** Client-safe channel constants (seed 001 §3, §4, §5, §9): type labels, key hints, colours, templates. */
 
+import { formatTimestamp } from '#app/utils/time.ts';
+
 /** Provider types offered by the form (ids of ChannelType in @switchyard/db), in the order shown. */
 export const CHANNEL_TYPES: readonly { value: number; label: string }[] = [
   { value: 1, label: 'OpenAI' },
@@ -99,8 +101,8 @@ export const VERTEX_REGION_TEMPLATE = JSON.stringify(
 
 export const DRAWER_WIDTH = 600;
 
-/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' (UTC, so the server render and the hydrated page agree); 0 is '-'. */
-export function formatTime(seconds: number): string {
+/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' in the user's zone (app/utils/time.ts); 0 is '-'. */
+export function formatTime(seconds: number, timeZone: string): string {
   if (!seconds) return '-';
-  return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  return formatTimestamp(seconds, timeZone);
 }

@@ -1,5 +1,7 @@
 /** Usage-log constants and pure helpers shared by the server and the /log page (client-safe: no server imports). */
 
+import { formatTimestamp, parseDateTimeLocal, toDateTimeLocal as toLocalInput } from '#app/utils/time.ts';
+
 /** Seed 001 §4: log types. 0 in a filter means "all". */
 export const LOG_TYPES = [1, 2, 3, 4] as const;
 export type LogTypeKey = 'topup' | 'consume' | 'manage' | 'system' | 'unknown';
@@ -93,23 +95,24 @@ export function parseOther(other: string): LogDetails {
   };
 }
 
-/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' (UTC, so the server render and the hydrated page agree). */
-export function formatLogTime(seconds: number): string {
+/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' in the user's zone (app/utils/time.ts). */
+export function formatLogTime(seconds: number, timeZone: string): string {
   if (!seconds) return '-';
-  return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  return formatTimestamp(seconds, timeZone);
 }
 
-/** Unix seconds as a `datetime-local` value (UTC), and back; '' / invalid is 0. */
-export function toDateTimeLocal(seconds: number): string {
-  if (!seconds) return '';
-  return new Date(seconds * 1000).toISOString().slice(0, 16);
+/** Unix seconds as a `datetime-local` value in the user's zone, and back; '' / invalid is 0. */
+export function toDateTimeLocal(seconds: number, timeZone: string): string {
+  return toLocalInput(seconds, timeZone);
 }
 
-export function fromDateTimeLocal(value: string | null | undefined): number {
-  const v = (value ?? '').trim();
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v)) return 0;
-  const ms = Date.parse(`${v}Z`);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : 0;
+export function fromDateTimeLocal(value: string | null | undefined, timeZone: string): number {
+  return parseDateTimeLocal(value ?? '', timeZone) ?? 0;
+}
+
+/** Midnight of the day `nowSeconds` falls on, in `timeZone`, as unix seconds. */
+export function startOfDay(nowSeconds: number, timeZone: string): number {
+  return fromDateTimeLocal(`${toLocalInput(nowSeconds, timeZone).slice(0, 10)}T00:00`, timeZone);
 }
 
 // Wire format (new-api's field names; `channel` is the channel id)

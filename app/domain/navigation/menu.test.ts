@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  builtFeaturePages,
   chatMenuItems,
+  type FeaturePage,
   isActivePath,
   isNewYearsDay,
   isProtectedPath,
@@ -19,37 +21,84 @@ const status = (over: Partial<MenuStatus> = {}): MenuStatus => ({
 });
 const keys = (user: { role: number } | null, s: MenuStatus) => sideMenuItems(user, s).map((i) => i.key);
 
+const allBuilt: ReadonlySet<FeaturePage> = new Set<FeaturePage>(['order', 'midjourney', 'task']);
+
 describe('sideMenuItems', () => {
-  it('shows only the common entries to a regular user with every flag off', () => {
-    expect(keys({ role: 1 }, status())).toEqual(['token', 'topup', 'log', 'setting']);
+  it('shows only the common entries (and the playground) to a regular user with every flag off', () => {
+    expect(keys({ role: 1 }, status())).toEqual(['token', 'playground', 'topup', 'log', 'setting']);
+    const pg = sideMenuItems({ role: 1 }, status()).find((i) => i.key === 'playground');
+    expect(pg).toEqual({ key: 'playground', to: '/playground', labelKey: 'sidebar.playground' });
   });
 
-  it('treats a signed-out visitor like a regular user', () => {
-    expect(keys(null, status())).toEqual(['token', 'topup', 'log', 'setting']);
+  it('gives a signed-out visitor no console menu', () => {
+    expect(keys(null, status({ enable_data_export: true, chats: [{ A: 'https://a.example' }] }))).toEqual([]);
   });
 
-  it('adds the admin entries for role 10 and above, in the seed order', () => {
-    const all = ['channel', 'token', 'redemption', 'topup', 'user', 'order', 'log', 'setting', 'version'];
-    expect(keys({ role: 10 }, status())).toEqual(all);
-    expect(keys({ role: 100 }, status())).toEqual(all);
+  it('adds the admin entries for role 10 and above, in the seed order; orders only once the page exists', () => {
+    const today = [
+      'channel',
+      'token',
+      'playground',
+      'redemption',
+      'topup',
+      'user',
+      'log',
+      'setting',
+      'version',
+    ];
+    expect(keys({ role: 10 }, status())).toEqual(today);
+    expect(keys({ role: 100 }, status())).toEqual(today);
     expect(keys({ role: 9 }, status())).not.toContain('channel');
+    expect(sideMenuItems({ role: 10 }, status(), allBuilt).map((i) => i.key)).toEqual([
+      'channel',
+      'token',
+      'playground',
+      'redemption',
+      'topup',
+      'user',
+      'order',
+      'log',
+      'setting',
+      'version',
+    ]);
+    expect(sideMenuItems({ role: 1 }, status(), allBuilt).map((i) => i.key)).not.toContain('order');
   });
 
-  it('gates dashboard, drawing and async tasks on their flags', () => {
+  it('hides drawing, async tasks and orders while their pages do not exist, whatever the flags', () => {
+    expect(builtFeaturePages.size).toBe(0);
     const k = keys(
-      { role: 1 },
+      { role: 100 },
       status({ enable_data_export: true, enable_drawing: true, enable_task: true }),
     );
-    expect(k).toEqual(['token', 'detail', 'topup', 'log', 'midjourney', 'task', 'setting']);
-    expect(keys({ role: 1 }, status({ enable_drawing: true }))).toContain('midjourney');
-    expect(keys({ role: 1 }, status({ enable_drawing: true }))).not.toContain('task');
-    expect(keys({ role: 1 }, status({ enable_task: true }))).toEqual([
+    expect(k).not.toContain('midjourney');
+    expect(k).not.toContain('task');
+    expect(k).not.toContain('order');
+    expect(k).toContain('detail');
+  });
+
+  it('gates dashboard, drawing and async tasks on their flags once the pages exist', () => {
+    const k = (s: MenuStatus) => sideMenuItems({ role: 1 }, s, allBuilt).map((i) => i.key);
+    expect(k(status({ enable_data_export: true, enable_drawing: true, enable_task: true }))).toEqual([
       'token',
+      'playground',
+      'detail',
+      'topup',
+      'log',
+      'midjourney',
+      'task',
+      'setting',
+    ]);
+    expect(k(status({ enable_drawing: true }))).toContain('midjourney');
+    expect(k(status({ enable_drawing: true }))).not.toContain('task');
+    expect(k(status({ enable_task: true }))).toEqual([
+      'token',
+      'playground',
       'topup',
       'log',
       'task',
       'setting',
     ]);
+    expect(k(status())).not.toContain('detail');
   });
 
   it('links a single configured chat to /chat/0', () => {
@@ -127,9 +176,12 @@ describe('navigation helpers', () => {
     ]);
   });
 
-  it('detects 1 January', () => {
-    expect(isNewYearsDay(new Date(2027, 0, 1, 12))).toBe(true);
-    expect(isNewYearsDay(new Date(2027, 0, 2))).toBe(false);
-    expect(isNewYearsDay(new Date(2026, 11, 31, 23, 59))).toBe(false);
+  it('detects 1 January in the user zone', () => {
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 1, 12)))).toBe(true);
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 2)))).toBe(false);
+    expect(isNewYearsDay(new Date(Date.UTC(2026, 11, 31, 23, 59)))).toBe(false);
+    // 31 December 17:00 UTC is already 1 January in Shanghai
+    expect(isNewYearsDay(new Date(Date.UTC(2026, 11, 31, 17)), 'Asia/Shanghai')).toBe(true);
+    expect(isNewYearsDay(new Date(Date.UTC(2027, 0, 1, 17)), 'Asia/Shanghai')).toBe(false);
   });
 });

@@ -3,6 +3,8 @@
  * shared by the server render and the browser. Items carry i18n keys, never display text.
  */
 
+import { formatDateTime } from '#app/utils/time.ts';
+
 /** What the menu needs from the signed-in user and the public status. */
 export type MenuUser = { role: number } | null;
 export type MenuStatus = {
@@ -24,6 +26,15 @@ export type MenuItem = {
 
 export const ADMIN_ROLE = 10;
 
+/** Console pages that arrive with later issues: orders (issue 16), drawing and async tasks (issue 17). */
+export type FeaturePage = 'order' | 'midjourney' | 'task';
+
+/**
+ * The feature pages that exist in this build. An entry for a page not listed here is hidden (never a link to a
+ * "page does not exist"); the issue that adds the page adds its key here, and the flag rules below still apply.
+ */
+export const builtFeaturePages: ReadonlySet<FeaturePage> = new Set<FeaturePage>([]);
+
 export function isAdmin(user: MenuUser): boolean {
   return (user?.role ?? 0) >= ADMIN_ROLE;
 }
@@ -40,20 +51,31 @@ export function chatMenuItems(chats: MenuStatus['chats']): MenuItem[] {
   }));
 }
 
-export function sideMenuItems(user: MenuUser, status: MenuStatus): MenuItem[] {
+/**
+ * The side menu (seed 001 §2.3) in the seed's order, plus the playground after tokens. Signed-out visitors get
+ * none (no console sidebar). `built` is the set of feature pages that exist (see builtFeaturePages).
+ */
+export function sideMenuItems(
+  user: MenuUser,
+  status: MenuStatus,
+  built: ReadonlySet<FeaturePage> = builtFeaturePages,
+): MenuItem[] {
+  if (!user) return [];
   const admin = isAdmin(user);
   const items: Array<MenuItem | false> = [
     admin && { key: 'channel', to: '/channel', labelKey: 'sidebar.channel' },
     { key: 'token', to: '/token', labelKey: 'sidebar.token' },
+    { key: 'playground', to: '/playground', labelKey: 'sidebar.playground' },
     ...chatMenuItems(status.chats),
     status.enable_data_export && { key: 'detail', to: '/detail', labelKey: 'sidebar.detail' },
     admin && { key: 'redemption', to: '/redemption', labelKey: 'sidebar.redemption' },
     { key: 'topup', to: '/topup', labelKey: 'sidebar.topup' },
     admin && { key: 'user', to: '/user', labelKey: 'sidebar.user' },
-    admin && { key: 'order', to: '/order', labelKey: 'sidebar.order' },
+    admin && built.has('order') && { key: 'order', to: '/order', labelKey: 'sidebar.order' },
     { key: 'log', to: '/log', labelKey: 'sidebar.log' },
-    status.enable_drawing && { key: 'midjourney', to: '/midjourney', labelKey: 'sidebar.midjourney' },
-    status.enable_task && { key: 'task', to: '/task', labelKey: 'sidebar.task' },
+    status.enable_drawing &&
+      built.has('midjourney') && { key: 'midjourney', to: '/midjourney', labelKey: 'sidebar.midjourney' },
+    status.enable_task && built.has('task') && { key: 'task', to: '/task', labelKey: 'sidebar.task' },
     { key: 'setting', to: '/setting', labelKey: 'sidebar.setting' },
     admin && { key: 'version', to: '/version', labelKey: 'sidebar.version' },
   ];
@@ -115,7 +137,7 @@ export function isProtectedPath(pathname: string): boolean {
   return protectedPrefixes.some((p) => pathname === p || pathname.startsWith(`${p}/`));
 }
 
-/** The new-year easter egg shows on 1 January (local date of the server render / browser). */
-export function isNewYearsDay(date: Date): boolean {
-  return date.getMonth() === 0 && date.getDate() === 1;
+/** The new-year easter egg shows on 1 January in the user's time zone (UTC until known). */
+export function isNewYearsDay(date: Date, timeZone = 'UTC'): boolean {
+  return formatDateTime(date, timeZone).slice(5, 10) === '01-01';
 }

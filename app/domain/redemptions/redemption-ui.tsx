@@ -15,6 +15,7 @@ import {
   redemptionStatusKey,
 } from '#app/domain/redemptions/constants.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { formatTimestamp } from '#app/utils/time.ts';
 
 /** Presentational pieces of the /redemption pages (client-safe: no server imports). */
 
@@ -32,10 +33,10 @@ export function RedemptionStatusTag({ status }: { status: number }) {
   );
 }
 
-/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' (UTC, so the server render and the hydrated page agree); 0 is '-'. */
-export function formatTime(seconds: number): string {
+/** Unix seconds as 'YYYY-MM-DD HH:mm:ss' in the user's zone (app/utils/time.ts); 0 is '-'. */
+export function formatTime(seconds: number, timeZone: string): string {
   if (!seconds) return '-';
-  return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  return formatTimestamp(seconds, timeZone);
 }
 
 async function copyText(text: string): Promise<boolean> {

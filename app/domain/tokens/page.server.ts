@@ -1,32 +1,29 @@
 import { type AccountCtx, listUserModels, quotaDisplay } from '#app/domain/account/account.server.ts';
 import type { QuotaDisplay } from '#app/domain/account/quota-format.ts';
+import { formatTimestamp, parseDateTimeLocal, toDateTimeLocal } from '#app/utils/time.ts';
 import { EXPIRY_PRESETS, type ExpiryPreset } from './constants.ts';
 import type { TokenFormValues } from './token-ui.tsx';
 import { type TokensCtx, type TokenWire, usableGroups } from './tokens.server.ts';
 
 /** Server helpers of the /token pages: form -> domain input, editor data, times. */
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** 'YYYY-MM-DD HH:mm:ss' (server time) of unix seconds. */
-export function formatTime(seconds: number): string {
-  const d = new Date(seconds * 1000);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+/** 'YYYY-MM-DD HH:mm:ss' of unix seconds in the user's zone. */
+export function formatTime(seconds: number, timeZone: string): string {
+  return formatTimestamp(seconds, timeZone);
 }
 
-/** The datetime-local text of an expiry ('' = never), in server time (the no-JS form; JS shows local time). */
-export function expiryText(expiredTime: number): string {
+/** The datetime-local text of an expiry ('' = never) in the user's zone. */
+export function expiryText(expiredTime: number, timeZone: string): string {
   if (expiredTime === -1) return '';
-  const d = new Date(expiredTime * 1000);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return toDateTimeLocal(expiredTime, timeZone);
 }
 
-export function toFormValues(token: TokenWire): TokenFormValues {
+export function toFormValues(token: TokenWire, timeZone: string): TokenFormValues {
   return {
     name: token.name,
     remain_quota: String(token.remain_quota),
     unlimited_quota: token.unlimited_quota,
-    expiry_text: expiryText(token.expired_time),
+    expiry_text: expiryText(token.expired_time, timeZone),
     expired_time: token.expired_time,
     model_limits_enabled: token.model_limits_enabled,
     model_limits: token.model_limits,
@@ -55,7 +52,10 @@ export function submittedValues(form: Record<string, FormDataEntryValue>): Token
  * A posted editor form as the JSON payload of POST/PUT /api/token/: unchecked boxes are false, a chosen
  * expiry preset (never / hour / day / month) wins over the datetime field, a quick amount over the quota field.
  */
-export function formToTokenInput(form: Record<string, FormDataEntryValue>): Record<string, unknown> {
+export function formToTokenInput(
+  form: Record<string, FormDataEntryValue>,
+  timeZone: string,
+): Record<string, unknown> {
   const s = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
   const preset = s('expiry_preset') as ExpiryPreset | '';
   let expired: string | number = s('expired_time').trim();
@@ -67,6 +67,10 @@ export function formToTokenInput(form: Record<string, FormDataEntryValue>): Reco
     // A datetime-local value in the browser's zone (JavaScript posts its offset in minutes, as getTimezoneOffset).
     const ms = Date.parse(`${expired}Z`);
     if (Number.isFinite(ms)) expired = Math.floor(ms / 1000) + Number(s('tz_offset')) * 60;
+  } else {
+    // A datetime-local value in the user's zone (the tz cookie), as the form showed it.
+    const seconds = parseDateTimeLocal(expired, timeZone);
+    if (seconds !== null) expired = seconds;
   }
   return {
     name: s('name'),

@@ -2,6 +2,8 @@ import { type CSSProperties, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { toDateTimeLocal } from '#app/utils/time.ts';
+import { useTimeZone } from '#app/utils/use-time-zone.ts';
 import { COUNT_PRESETS, DEFAULT_TOKEN_QUOTA, QUICK_QUOTAS } from './constants.ts';
 
 /** Presentational pieces of the /token pages (client-safe: no server imports). */
@@ -53,13 +55,6 @@ export const emptyTokenForm: TokenFormValues = {
   group: '',
 };
 
-/** 'YYYY-MM-DDTHH:mm' in the browser's zone (the datetime-local format). */
-function localDateTime(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
 const row: CSSProperties = { display: 'flex', flexWrap: 'wrap', gap: '0.5rem', alignItems: 'center' };
 
 /**
@@ -87,13 +82,14 @@ export function TokenFields({
   const groupNames = Object.keys(groups);
   const quotaNumber = /^\d+$/.test(quota.trim()) ? Number(quota.trim()) : 0;
 
-  // With JavaScript the datetime field shows (and posts, with tz_offset) the browser's local time.
+  // The datetime field shows (and the server reads) the time in the user's zone (the tz cookie).
+  const timeZone = useTimeZone();
   useEffect(() => {
-    if (values.expired_time > 0) setExpiry(localDateTime(values.expired_time * 1000));
-  }, [values.expired_time]);
+    if (values.expired_time > 0) setExpiry(toDateTimeLocal(values.expired_time, timeZone));
+  }, [values.expired_time, timeZone]);
 
   function applyExpiryPreset(seconds: number) {
-    setExpiry(seconds < 0 ? '' : localDateTime(Date.now() + seconds * 1000));
+    setExpiry(seconds < 0 ? '' : toDateTimeLocal(Math.floor(Date.now() / 1000) + seconds, timeZone));
   }
 
   return (
@@ -112,7 +108,6 @@ export function TokenFields({
 
       <fieldset className="list-field list-fieldset">
         <legend>{t('form.expiry')}</legend>
-        {hydrated ? <input type="hidden" name="tz_offset" value={new Date().getTimezoneOffset()} /> : null}
         <div className="list-field">
           <label htmlFor="token-expiry">{t('form.expiryTime')}</label>
           <input

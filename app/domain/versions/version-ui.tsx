@@ -6,6 +6,7 @@ import { Button } from '#app/components/ui/button.tsx';
 import { OS_TYPES, osKey, VERSION_MODAL_WIDTH, type VersionWire } from '#app/domain/versions/constants.ts';
 import { sanitizeRemark } from '#app/domain/versions/sanitize.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { formatDateTime } from '#app/utils/time.ts';
 
 /** Presentational pieces shared by the /version pages and /download (client-safe: no server imports). */
 
@@ -224,10 +225,9 @@ export function Md5({ value, label }: { value: string; label?: ReactNode }) {
   );
 }
 
-export function formatDate(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d.toISOString().slice(0, 19).replace('T', ' ');
+/** An ISO date as 'YYYY-MM-DD HH:mm:ss' in the user's zone (app/utils/time.ts); unparsable text as is. */
+export function formatDate(iso: string, timeZone: string): string {
+  return formatDateTime(iso, timeZone) || iso;
 }
 
 /**

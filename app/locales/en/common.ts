@@ -22,6 +22,7 @@ const common: CommonResources = {
     label: 'Console menu',
     channel: 'Channels',
     token: 'Tokens',
+    playground: 'Playground',
     chat: 'Chat',
     detail: 'Dashboard',
     redemption: 'Redemption codes',
@@ -35,6 +36,11 @@ const common: CommonResources = {
     version: 'Versions',
     collapse: 'Collapse sidebar',
     expand: 'Expand sidebar',
+  },
+  mobileMenu: {
+    open: 'Open menu',
+    close: 'Close menu',
+    title: 'Menu',
   },
   theme: {
     label: 'Theme',
@@ -89,6 +95,16 @@ const common: CommonResources = {
     previous: 'Previous',
     next: 'Next',
     page: 'Page {{page}} of {{pages}}, {{total}} in total',
+    first: 'First page',
+    last: 'Last page',
+    goTo: 'Page {{page}}',
+    jump: 'Go to page',
+    go: 'Go',
+    pageSize: 'Rows per page',
+  },
+  table: {
+    scrollHint: 'Swipe the table sideways for more columns →',
+    scrollRegion: 'Scrollable table',
   },
   requestBody: {
     tooLarge: 'Request body too large (limit {{max}} bytes)',
@@ -119,6 +135,11 @@ const common: CommonResources = {
   },
   preferences: {
     pageSize: 'Rows per page',
+    timeZone: 'Time zone',
+    timeZoneHint:
+      "Times are shown in this zone and date filters are read in it. With JavaScript on, the browser's zone is used automatically.",
+    timeZoneSave: 'Save time zone',
+    timeZoneTitle: 'Time display',
   },
 };
 

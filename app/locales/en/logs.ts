@@ -11,8 +11,8 @@ const logs: LogsResources = {
   },
   filters: {
     label: 'Filter logs',
-    start: 'Start time (UTC)',
-    end: 'End time (UTC)',
+    start: 'Start time ({{zone}})',
+    end: 'End time ({{zone}})',
     tokenName: 'Token name',
     modelName: 'Model name',
     group: 'Group',
@@ -95,12 +95,13 @@ const logs: LogsResources = {
   },
   clear: {
     title: 'Clear old logs',
-    before: 'Clear logs before (UTC)',
+    before: 'Clear logs before ({{zone}})',
     submit: 'Clear logs',
     confirmTitle: 'Confirm log cleanup',
-    confirmBody: 'All {{count}} logs before {{time}} (UTC) will be deleted for good. This cannot be undone.',
+    confirmBody:
+      'All {{count}} logs before {{time}} ({{zone}}) will be deleted for good. This cannot be undone.',
     confirmBodyCapped:
-      'All logs before {{time}} (UTC), more than {{count}}, will be deleted for good. This cannot be undone.',
+      'All logs before {{time}} ({{zone}}), more than {{count}}, will be deleted for good. This cannot be undone.',
     confirm: 'Clear',
     cancel: 'Cancel',
     done: 'Cleared {{count}} logs',

@@ -62,7 +62,7 @@ const settings: SettingsResources = {
     logs: 'Log settings',
     logConsume: 'Record consumption logs',
     clearLogs: 'Clear historical logs',
-    clearLogsBefore: 'Clear logs before (UTC)',
+    clearLogsBefore: 'Clear logs before ({{zone}})',
     clearLogsSubmit: 'Clear logs',
     groups: 'Group settings',
     groupRatio: 'Group ratios',

@@ -21,6 +21,7 @@ const common = {
     label: '控制台菜单',
     channel: '渠道',
     token: '令牌',
+    playground: '操练场',
     chat: '聊天',
     detail: '数据看板',
     redemption: '兑换码',
@@ -34,6 +35,11 @@ const common = {
     version: '版本管理',
     collapse: '收起侧边栏',
     expand: '展开侧边栏',
+  },
+  mobileMenu: {
+    open: '打开菜单',
+    close: '关闭菜单',
+    title: '菜单',
   },
   theme: {
     label: '主题',
@@ -87,6 +93,16 @@ const common = {
     previous: '上一页',
     next: '下一页',
     page: '第 {{page}} / {{pages}} 页，共 {{total}} 条',
+    first: '第一页',
+    last: '最后一页',
+    goTo: '第 {{page}} 页',
+    jump: '跳至',
+    go: '跳转',
+    pageSize: '每页条数',
+  },
+  table: {
+    scrollHint: '表格可左右滑动查看更多列 →',
+    scrollRegion: '可横向滚动的表格',
   },
   requestBody: {
     tooLarge: '请求体过大（上限 {{max}} 字节）',
@@ -116,6 +132,10 @@ const common = {
   },
   preferences: {
     pageSize: '每页条数',
+    timeZone: '时区',
+    timeZoneHint: '时间按此时区显示，日期筛选也按此时区理解。开启 JavaScript 时自动使用浏览器的时区。',
+    timeZoneSave: '保存时区',
+    timeZoneTitle: '时间显示',
   },
 };
 

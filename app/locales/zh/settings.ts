@@ -59,7 +59,7 @@ const settings = {
     logs: '日志设置',
     logConsume: '启用额度消费日志记录',
     clearLogs: '清除历史日志',
-    clearLogsBefore: '清除此时间之前的日志（UTC）',
+    clearLogsBefore: '清除此时间之前的日志（{{zone}}）',
     clearLogsSubmit: '清除历史日志',
     groups: '分组设置',
     groupRatio: '分组倍率',
