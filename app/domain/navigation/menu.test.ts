@@ -34,7 +34,7 @@ describe('sideMenuItems', () => {
     expect(keys(null, status({ enable_data_export: true, chats: [{ A: 'https://a.example' }] }))).toEqual([]);
   });
 
-  it('adds the admin entries for role 10 and above, in the seed order; orders only once the page exists', () => {
+  it('adds the admin entries for role 10 and above, in the seed order; orders only with online payment', () => {
     const today = [
       'channel',
       'token',
@@ -49,7 +49,11 @@ describe('sideMenuItems', () => {
     expect(keys({ role: 10 }, status())).toEqual(today);
     expect(keys({ role: 100 }, status())).toEqual(today);
     expect(keys({ role: 9 }, status())).not.toContain('channel');
-    expect(sideMenuItems({ role: 10 }, status(), allBuilt).map((i) => i.key)).toEqual([
+    expect(keys({ role: 10 }, status({ enable_online_topup: true }))).toContain('order');
+    expect(sideMenuItems({ role: 10 }, status(), allBuilt).map((i) => i.key)).not.toContain('order');
+    expect(
+      sideMenuItems({ role: 10 }, status({ enable_online_topup: true }), allBuilt).map((i) => i.key),
+    ).toEqual([
       'channel',
       'token',
       'playground',
@@ -61,18 +65,19 @@ describe('sideMenuItems', () => {
       'setting',
       'version',
     ]);
-    expect(sideMenuItems({ role: 1 }, status(), allBuilt).map((i) => i.key)).not.toContain('order');
+    expect(
+      sideMenuItems({ role: 1 }, status({ enable_online_topup: true }), allBuilt).map((i) => i.key),
+    ).not.toContain('order');
   });
 
-  it('hides drawing, async tasks and orders while their pages do not exist, whatever the flags', () => {
-    expect(builtFeaturePages.size).toBe(0);
+  it('hides drawing and async tasks while their pages do not exist, whatever the flags', () => {
+    expect([...builtFeaturePages]).toEqual(['order']);
     const k = keys(
       { role: 100 },
       status({ enable_data_export: true, enable_drawing: true, enable_task: true }),
     );
     expect(k).not.toContain('midjourney');
     expect(k).not.toContain('task');
-    expect(k).not.toContain('order');
     expect(k).toContain('detail');
   });
 

@@ -13,6 +13,8 @@ export type MenuStatus = {
   enable_task: boolean;
   chats: ReadonlyArray<Record<string, string>>;
   self_use_mode_enabled?: boolean;
+  /** an order can be created (a pay method is fully configured): the admin orders entry shows */
+  enable_online_topup?: boolean;
 };
 
 export type MenuItem = {
@@ -33,7 +35,7 @@ export type FeaturePage = 'order' | 'midjourney' | 'task';
  * The feature pages that exist in this build. An entry for a page not listed here is hidden (never a link to a
  * "page does not exist"); the issue that adds the page adds its key here, and the flag rules below still apply.
  */
-export const builtFeaturePages: ReadonlySet<FeaturePage> = new Set<FeaturePage>([]);
+export const builtFeaturePages: ReadonlySet<FeaturePage> = new Set<FeaturePage>(['order']);
 
 export function isAdmin(user: MenuUser): boolean {
   return (user?.role ?? 0) >= ADMIN_ROLE;
@@ -71,7 +73,9 @@ export function sideMenuItems(
     admin && { key: 'redemption', to: '/redemption', labelKey: 'sidebar.redemption' },
     { key: 'topup', to: '/topup', labelKey: 'sidebar.topup' },
     admin && { key: 'user', to: '/user', labelKey: 'sidebar.user' },
-    admin && built.has('order') && { key: 'order', to: '/order', labelKey: 'sidebar.order' },
+    admin &&
+      built.has('order') &&
+      status.enable_online_topup === true && { key: 'order', to: '/order', labelKey: 'sidebar.order' },
     { key: 'log', to: '/log', labelKey: 'sidebar.log' },
     status.enable_drawing &&
       built.has('midjourney') && { key: 'midjourney', to: '/midjourney', labelKey: 'sidebar.midjourney' },
