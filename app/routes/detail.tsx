@@ -26,7 +26,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { domainPageCtx } from '#app/domain/http.server.ts';
 import { quotaDisplay } from '#app/domain/logs/logs.server.ts';
 import styles from '#app/styles/dashboard.css?url';
-import { requestTimeZone } from '#app/utils/time-zone.server.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 
 export const handle = { i18n: ['common', 'dashboard'] };
 export const links: LinksFunction = () => [{ rel: 'stylesheet', href: styles }];

@@ -191,7 +191,7 @@ describe('data dashboard after relay calls', () => {
   it('with JavaScript: a tooltip on hover and on keyboard focus; the time zone from the cookie', async () => {
     const page = await h.page('js');
     await signIn(h, 'js', user);
-    await h.contexts.js.addCookies([{ name: 'sy_tz', value: 'Asia/Shanghai', url: h.baseURL }]);
+    await h.contexts.js.addCookies([{ name: 'tz', value: 'Asia/Shanghai', url: h.baseURL }]);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto('/detail');

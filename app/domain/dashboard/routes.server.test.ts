@@ -226,7 +226,7 @@ describe('/detail loader', () => {
     values.DataExportDefaultTime = 'day';
     const now = Math.floor(Date.now() / 1000);
     await seedRow(alice, 'gpt-4o', now - (now % 3600), { quota: 250_000, count: 3, tokens: 30 });
-    const r = await page(request(alice, '/detail', 'sy_tz=Asia%2FShanghai'));
+    const r = await page(request(alice, '/detail', 'tz=Asia%2FShanghai'));
     expect(r.status).toBe(200);
     expect(r.data.filters.granularity).toBe('day');
     expect(r.data.tz).toBe('Asia/Shanghai');

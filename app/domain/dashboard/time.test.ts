@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestTimeZone } from '#app/utils/time-zone.server.ts';
+import { requestTimeZone } from '#app/utils/time.ts';
 import {
   bucketLabel,
   bucketStart,
@@ -50,10 +50,10 @@ describe('dashboard calendar in a time zone', () => {
 
   it('the time-zone cookie: a known IANA zone, else UTC', () => {
     const req = (cookie: string) => new Request('http://x/', { headers: { Cookie: cookie } });
-    expect(requestTimeZone(req('sy_tz=Asia%2FShanghai'))).toBe('Asia/Shanghai');
+    expect(requestTimeZone(req('tz=Asia%2FShanghai'))).toBe('Asia/Shanghai');
     expect(requestTimeZone(req('a=b; tz=Europe/Berlin'))).toBe('Europe/Berlin');
-    expect(requestTimeZone(req('sy_tz=Mars%2FOlympus'))).toBe('UTC');
-    expect(requestTimeZone(req('sy_tz=%E0%A4%A'))).toBe('UTC');
+    expect(requestTimeZone(req('tz=Mars%2FOlympus'))).toBe('UTC');
+    expect(requestTimeZone(req('tz=%E0%A4%A'))).toBe('UTC');
     expect(requestTimeZone(new Request('http://x/'))).toBe('UTC');
     expect(safeTimeZone('x'.repeat(100))).toBe('UTC');
   });
