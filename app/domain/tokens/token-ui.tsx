@@ -1,5 +1,6 @@
-import { type CSSProperties, useEffect, useState } from 'react';
+import { type CSSProperties, type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { COUNT_PRESETS, DEFAULT_TOKEN_QUOTA, QUICK_QUOTAS } from './constants.ts';
@@ -282,5 +283,88 @@ export function TokenFields({
         </div>
       ) : null}
     </>
+  );
+}
+
+/**
+ * A full token key in a read-only field to select by hand, and with JavaScript a copy button announcing the
+ * result (on failure the field stays selected for a manual copy, seed 001 §8).
+ */
+export function KeyField({
+  id,
+  name,
+  value,
+  testId,
+}: {
+  id: string;
+  name: string;
+  value: string;
+  testId?: string;
+}) {
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  const [status, setStatus] = useState('');
+  return (
+    <div className="token-key-field">
+      <label htmlFor={id}>{t('key.body', { name })}</label>
+      <div className="token-key-row">
+        <input
+          id={id}
+          readOnly
+          value={value}
+          data-testid={testId}
+          className="list-input list-input-full list-input-mono"
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        {hydrated ? (
+          <Button
+            variant="primary"
+            data-action="copy-key"
+            aria-label={t('key.copyNamed', { name })}
+            onPress={async () => {
+              try {
+                await navigator.clipboard.writeText(value);
+                setStatus(t('key.copiedShort'));
+              } catch {
+                (document.getElementById(id) as HTMLInputElement | null)?.select();
+                setStatus(t('key.copyFailed'));
+              }
+            }}
+          >
+            {t('actions.copy')}
+          </Button>
+        ) : null}
+      </div>
+      <p role="status" className="token-key-status" data-testid="copy-key-status">
+        {status}
+      </p>
+    </div>
+  );
+}
+
+/** The drawer after a create: every new key once, each with its copy button, and a button to finish. */
+export function CreatedKeys({
+  keys,
+  close,
+  heading,
+}: {
+  keys: { id: number; name: string; key: string }[];
+  close: () => void;
+  heading: ReactNode;
+}) {
+  const { t } = useTranslation('tokens');
+  return (
+    <div data-testid="created-keys">
+      {heading}
+      <p>{t('key.createdBody')}</p>
+      {keys.map((k) => (
+        <KeyField key={k.id} id={`created-key-${k.id}`} name={k.name} value={k.key} testId="created-key" />
+      ))}
+      <div className="list-dialog-actions">
+        <Button variant="primary" onPress={close} data-action="done">
+          {t('actions.done')}
+        </Button>
+      </div>
+    </div>
   );
 }
