@@ -6,14 +6,11 @@
  * locale files).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Channel } from '@switchyard/db/entities/channel.ts';
-import { Log, LogType } from '@switchyard/db/entities/log.ts';
-import { Redemption } from '@switchyard/db/entities/redemption.ts';
-import { Token } from '@switchyard/db/entities/token.ts';
 import { Role } from '@switchyard/db/entities/user.ts';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resources } from '#app/i18n/resources.ts';
+import { seedConsoleRows } from './console-rows.ts';
 import { createE2eUser, type E2eUser, openProductOrm, signIn } from './fixtures.ts';
 import { type Harness, launch, MODES, type Mode } from './harness.ts';
 
@@ -175,49 +172,7 @@ beforeAll(async () => {
   who.user = await createE2eUser(orm, `crawl_u_${run}`, { role: Role.User, quota: 500_000 } as never);
   who.root = await createE2eUser(orm, `crawl_r_${run}`, { role: Role.Root } as never);
   // Rows behind the lists, so their links (edit, delete, key, user logs...) are crawled too.
-  const em = orm.em.fork();
-  const now = Math.floor(Date.now() / 1000);
-  for (const owner of [who.user, who.root]) {
-    em.create(Token, {
-      userId: owner.id,
-      key: `crawl${run}${owner.id}`.padEnd(48, 'x'),
-      name: `crawl-${owner.username}`,
-      createdTime: now,
-      remainQuota: 100_000,
-    } as never);
-    em.create(Log, {
-      userId: owner.id,
-      username: owner.username,
-      type: LogType.Consume,
-      createdAt: now - 60,
-      tokenName: `crawl-${owner.username}`,
-      modelName: 'gpt-4o-mini',
-      quota: 1500,
-      promptTokens: 10,
-      completionTokens: 5,
-      useTime: 1,
-      channelId: 1,
-      group: 'default',
-      content: 'model ratio 0.075, completion ratio 4, group ratio 1',
-      other: JSON.stringify({ model_ratio: 0.075, completion_ratio: 4, group_ratio: 1, model_price: -1 }),
-    } as never);
-  }
-  em.create(Channel, {
-    name: `crawl-${run}`,
-    type: 1,
-    key: 'sk-crawl',
-    baseUrl: inject('openaiURL'),
-    models: 'gpt-4o-mini',
-    group: 'default',
-  } as never);
-  em.create(Redemption, {
-    userId: who.root.id,
-    key: `crawlredeem${run}`.padEnd(32, 'x'),
-    name: `crawl-${run}`,
-    quota: 1000,
-    createdTime: now,
-  } as never);
-  await em.flush();
+  await seedConsoleRows(orm, who.user, who.root, inject('openaiURL'));
 });
 
 afterAll(async () => {

@@ -17,8 +17,9 @@ export function TokenStatusTag({ status, modelLimited }: { status: number; model
   const colors: Record<number, string> = {
     1: 'var(--success, green)',
     2: 'var(--danger, red)',
-    3: '#d97706',
-    4: '#6b7280',
+    // theme colours with at least 4.5:1 on the badge in light and dark (axe color-contrast)
+    3: 'var(--warning)',
+    4: 'var(--text-muted)',
   };
   return (
     <span className="badge" data-status={status} style={{ color: colors[status] }}>
