@@ -92,3 +92,32 @@ describe.each(MODES)('axe-core with JavaScript %s', (mode: Mode) => {
     90_000,
   );
 });
+
+describe('axe-core in the dark theme', () => {
+  it('as root with JavaScript: no serious or critical violation on the lists and forms (tags, badges, links)', async () => {
+    const page = await h.page('js');
+    await signIn(h, 'js', root);
+    // the theme cookie the theme switch stores (serialized as Remix's createCookie does: base64 of JSON)
+    await page
+      .context()
+      .addCookies([
+        { name: 'theme', value: encodeURIComponent(btoa(JSON.stringify('dark'))), url: h.baseURL },
+      ]);
+    const found: Violation[] = [];
+    for (const path of [
+      '/',
+      '/pricing',
+      '/token',
+      '/token/new',
+      '/log',
+      '/channel',
+      '/redemption',
+      '/user',
+      '/setting',
+    ]) {
+      found.push(...(await audit(page, 'js', path)));
+      expect(await page.locator('html').getAttribute('data-theme'), path).toBe('dark');
+    }
+    expect(found).toEqual([]);
+  }, 90_000);
+});
