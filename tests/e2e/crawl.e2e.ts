@@ -107,6 +107,7 @@ type Finding = { url: string; from: string; problem: string };
 async function crawl(
   page: Page,
   base: string,
+  mode: Mode,
 ): Promise<{ visited: number; findings: Finding[]; allowed: string[] }> {
   const queue: { url: string; from: string }[] = START_PAGES.map((p) => ({
     url: `${base}${p}`,
@@ -129,6 +130,14 @@ async function crawl(
     if (status === 404 || status >= 500) {
       findings.push({ url, from, problem: `HTTP ${status}` });
       continue;
+    }
+    // with JavaScript, read the page as hydrated (client-rendered text and links included)
+    if (mode === 'js') {
+      const hydrated = await page
+        .waitForSelector('html[data-hydrated="true"]', { state: 'attached', timeout: 10_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (!hydrated) findings.push({ url: page.url(), from, problem: 'did not hydrate' });
     }
     const { texts, links } = await page.evaluate(() => {
       const attrs = ['aria-label', 'title', 'placeholder', 'alt', 'aria-description'];
@@ -198,13 +207,14 @@ describe.each(MODES)('crawl with JavaScript %s', (mode: Mode) => {
       const account = role === 'visitor' ? null : who[role];
       if (account) await signIn(h, mode, account);
       const started = Date.now();
-      const { visited, findings, allowed } = await crawl(page, h.baseURL);
+      const { visited, findings, allowed } = await crawl(page, h.baseURL, mode);
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(
         `crawl ${mode} ${role}: ${visited} pages in ${seconds}s; tolerated 404 (temporary): ${allowed.join(' ') || '-'}`,
       );
       expect(findings).toEqual([]);
-      expect(visited).toBeGreaterThan(role === 'root' ? 25 : 8);
+      // with JavaScript the row actions are drawers, not links: fewer pages are reachable by link
+      expect(visited).toBeGreaterThan(role === 'root' ? (mode === 'js' ? 20 : 35) : 15);
     },
     60_000,
   );
