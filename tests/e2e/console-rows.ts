@@ -15,13 +15,16 @@ export async function seedConsoleRows(
   user: E2eUser,
   root: E2eUser,
   upstreamURL: string,
-): Promise<void> {
+): Promise<{ rootTokenId: number; channelId: number; redemptionId: number }> {
   const em = orm.em.fork();
   const tag = randomBytes(4).toString('hex');
   const now = Math.floor(Date.now() / 1000);
+  const tokens: Token[] = [];
+  const channels: Channel[] = [];
+  const codes: Redemption[] = [];
   for (const owner of [user, root]) {
     for (const [i, status] of [1, 2, 3, 4].entries()) {
-      em.create(Token, {
+      const token = em.create(Token, {
         userId: owner.id,
         key: `rows${tag}${owner.id}${i}`.padEnd(48, 'x'),
         name: `rows-${owner.username}-${i}`,
@@ -29,6 +32,7 @@ export async function seedConsoleRows(
         createdTime: now,
         remainQuota: 100_000,
       } as never);
+      if (owner === root) tokens.push(token);
     }
     for (const [i, type] of [LogType.TopUp, LogType.Consume, LogType.Manage, LogType.System].entries()) {
       em.create(Log, {
@@ -59,7 +63,7 @@ export async function seedConsoleRows(
     }
   }
   for (const status of [1, 2, 3]) {
-    em.create(Channel, {
+    const channel = em.create(Channel, {
       name: `rows-${tag}-${status}`,
       type: 1,
       key: 'sk-rows',
@@ -68,9 +72,10 @@ export async function seedConsoleRows(
       group: 'default',
       status,
     } as never);
+    channels.push(channel);
   }
   for (const status of [1, 2, 3]) {
-    em.create(Redemption, {
+    const code = em.create(Redemption, {
       userId: root.id,
       key: `rows${tag}${status}`.padEnd(32, 'x'),
       name: `rows-${tag}`,
@@ -78,6 +83,8 @@ export async function seedConsoleRows(
       quota: 1000,
       createdTime: now,
     } as never);
+    codes.push(code);
   }
   await em.flush();
+  return { rootTokenId: tokens[0]!.id, channelId: channels[0]!.id, redemptionId: codes[0]!.id };
 }
