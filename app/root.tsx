@@ -18,6 +18,7 @@ import { RouterProvider } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import { useChangeLanguage } from 'remix-i18next/react';
 import defaultLogo from '#app/assets/logo.svg';
+import { ErrorPage } from '#app/components/error-page.tsx';
 import { Footer } from '#app/components/footer.tsx';
 import { Header } from '#app/components/header.tsx';
 import { useOptimisticSidebar, useOptimisticTheme } from '#app/components/preference-forms.tsx';
@@ -154,18 +155,12 @@ export default function App() {
 export function ErrorBoundary() {
   const error = useRouteError();
   const rootData = useRouteLoaderData<typeof loader>('root');
-  const { t } = useTranslation();
+  const { pathname, search } = useLocation();
   if (!isRouteErrorResponse(error)) console.error(error);
-  const notFound = isRouteErrorResponse(error) && error.status === 404;
+  const status = isRouteErrorResponse(error) ? error.status : 500;
   return (
     <Document locale={rootData?.locale ?? 'zh'} theme={rootData?.theme ?? 'light'} logoUrl={defaultLogo}>
-      <main id="main" className="content error-page">
-        <h1>{notFound ? t('notFound.title') : t('errorPage.title')}</h1>
-        <p>{notFound ? t('notFound.body') : t('errorPage.body')}</p>
-        <p>
-          <a href="/">{t('notFound.home')}</a>
-        </p>
-      </main>
+      <ErrorPage status={status} retryHref={`${pathname}${search}`} />
     </Document>
   );
 }

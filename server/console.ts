@@ -34,6 +34,7 @@ import { startConsoleGrpc } from '#app/grpc/server.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 import { apiContract } from './api-contract.ts';
 import { consoleBodyLimit } from './body-limit.ts';
+import { compression } from './compression.ts';
 import type { ConsoleConfig } from './config.ts';
 import { crossOriginGuard } from './csrf.ts';
 import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
@@ -198,6 +199,8 @@ export async function startConsole(
     if (isRelayPath(pathname)) return proxy(c.req.raw, c.env.incoming.socket.remoteAddress);
     await next();
   });
+  // Pages, JS, CSS and JSON go out brotli/gzip-encoded; event streams never (the relay paths returned above).
+  app.use('*', compression());
   // Any TRUST_PROXY setting but false says a proxy in front sets X-Forwarded-Host. A browser cannot forge that
   // header on a cross-origin request (custom headers need a CORS preflight, which the console never allows).
   const behindProxy = config.TRUST_PROXY !== false && config.TRUST_PROXY !== 0;

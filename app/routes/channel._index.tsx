@@ -844,7 +844,7 @@ export default function ChannelsPage() {
             defaultValue={filter.group}
             options={[['', t('search.anyGroup')], ...groups.map((g) => [g, g] as const)]}
           />
-          <PageSizeField label={t('pagination.pageSize', { ns: 'common' })} value={pageSize} />
+          <PageSizeField label={t('preferences.pageSize', { ns: 'common' })} value={pageSize} />
         </SearchForm>
         <Form
           method="get"

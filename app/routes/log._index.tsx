@@ -22,6 +22,7 @@ import {
 import { logsPageCtx } from '#app/domain/logs/http.server.ts';
 import {
   CopyText,
+  LogContent,
   LogDetailsPanel,
   LogsErrorBoundary,
   LogTypeTag,
@@ -299,7 +300,7 @@ function LogRow({
         </td>
         {admin ? <td data-testid="log-retry">{details.useChannel?.join(' → ') ?? ''}</td> : null}
         <td className="log-content" data-testid="log-content">
-          {log.content}
+          <LogContent content={log.content} />
         </td>
       </tr>
       <tr className="log-expand-row">

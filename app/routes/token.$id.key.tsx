@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { Link } from '#app/components/ui/link.tsx';
 import { isDomainError } from '#app/domain/errors.ts';
 import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
-import { TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
+import { KeyField, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { displayKey, getToken } from '#app/domain/tokens/tokens.server.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
 
@@ -19,9 +19,12 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   try {
     const token = await getToken(ctx, parseId(params.id));
+    // ?created=1: the page a new token's form leads to without JavaScript
+    const created = new URL(request.url).searchParams.get('created') === '1';
     return data(
       {
-        title: ctx.t('tokens:key.title'),
+        title: ctx.t(created ? 'tokens:key.createdTitle' : 'tokens:key.title'),
+        created,
         name: token.name,
         key: displayKey(token.key),
         redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
@@ -35,19 +38,13 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 }
 
 export default function TokenKeyPage() {
-  const { name, key, redirectTo } = useLoaderData<typeof loader>();
+  const { name, key, redirectTo, created } = useLoaderData<typeof loader>();
   const { t } = useTranslation('tokens');
   return (
     <div className="page tokens-page form-page form-page-wide">
-      <h1>{t('key.title')}</h1>
-      <label htmlFor="token-full-key">{t('key.body', { name })}</label>
-      <input
-        id="token-full-key"
-        readOnly
-        value={key}
-        data-testid="full-key"
-        className="list-input list-input-full list-input-mono"
-      />
+      <h1>{t(created ? 'key.createdTitle' : 'key.title')}</h1>
+      {created ? <p>{t('key.createdBody')}</p> : null}
+      <KeyField id="token-full-key" name={name} value={key} testId="full-key" />
       <p>
         <Link to={redirectTo} className="btn btn-secondary">
           {t('actions.back')}

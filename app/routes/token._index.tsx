@@ -19,6 +19,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { type EditorData, formatTime } from '#app/domain/tokens/page.server.ts';
 import {
+  CreatedKeys,
   emptyTokenForm,
   FormError,
   TokenFields,
@@ -194,7 +195,13 @@ function DeleteAction({ row, back }: { row: Row; back: string }) {
   );
 }
 
-type DrawerReply = { ok: boolean; error: string | null; values: TokenFormValues | null };
+type DrawerReply = {
+  ok: boolean;
+  error: string | null;
+  values: TokenFormValues | null;
+  /** a create's new keys, shown once in the drawer */
+  created?: { id: number; name: string; key: string }[] | null;
+};
 type EditorLoad = EditorData & { values?: TokenFormValues };
 
 /** With JavaScript: the create / edit drawer, loading /token/new or /token/{id}/edit and posting there. */
@@ -223,8 +230,18 @@ function DrawerBody({ id, close }: { id: number | null; close: () => void }) {
   const href = id ? `/token/${id}/edit` : '/token/new';
   const load = useLoadOnce<EditorLoad>(href);
   const save = useFetcher<DrawerReply>();
-  useCloseOnSuccess(save, close);
+  const createdKeys = save.data?.ok ? save.data.created : null;
+  // A create stays open on its new keys (closed with "done"); an edit closes once saved.
+  useCloseOnSuccess(createdKeys?.length ? { state: save.state, data: null } : save, close);
   const loaded = load.data;
+  if (createdKeys?.length)
+    return (
+      <CreatedKeys
+        keys={createdKeys}
+        close={close}
+        heading={<Heading slot="title">{t('key.createdTitle')}</Heading>}
+      />
+    );
   return (
     <>
       <Heading slot="title">{t(id ? 'form.editTitle' : 'form.addTitle')}</Heading>

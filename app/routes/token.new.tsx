@@ -7,7 +7,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { editorData, formToTokenInput, submittedValues } from '#app/domain/tokens/page.server.ts';
 import { emptyTokenForm, FormError, TokenFields, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
-import { createTokenSchema, createTokens, parseInput } from '#app/domain/tokens/tokens.server.ts';
+import { createTokenSchema, createTokens, displayKey, parseInput } from '#app/domain/tokens/tokens.server.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
@@ -25,23 +25,38 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  let count = 0;
+  let created: { id: number; name: string; key: string }[] = [];
   try {
     const input = parseInput(ctx, createTokenSchema, formToTokenInput(form, requestTimeZone(request)));
-    count = (await createTokens(ctx, input)).length;
+    created = (await createTokens(ctx, input)).map((tk) => ({
+      id: tk.id,
+      name: tk.name,
+      key: displayKey(tk.key),
+    }));
   } catch (error) {
     if (isDomainError(error) && error.status < 500)
-      return data({ ok: false, error: error.message, values: submittedValues(form) }, { status: 400 });
+      return data(
+        { ok: false, error: error.message, values: submittedValues(form), created: null },
+        { status: 400 },
+      );
     throw error;
   }
+  const count = created.length;
   const toast = {
     type: 'success' as const,
     message: count > 1 ? ctx.t('tokens:toast.createdMany', { count }) : ctx.t('tokens:toast.created'),
   };
+  // The new keys are shown right away: in the drawer with JavaScript, else on the key page (one token).
   if (form._fetcher === '1')
     return data(
-      { ok: true, error: null, values: null },
-      { headers: { 'Set-Cookie': await createToastHeader(toast) } },
+      { ok: true, error: null, values: null, created },
+      { headers: { 'Set-Cookie': await createToastHeader(toast), 'Cache-Control': 'no-store' } },
+    );
+  const [only] = created;
+  if (count === 1 && only)
+    return redirectWithToast(
+      `/token/${only.id}/key?${new URLSearchParams({ created: '1', redirectTo: '/token' })}`,
+      toast,
     );
   return redirectWithToast('/token', toast);
 }

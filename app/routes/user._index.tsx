@@ -17,8 +17,9 @@ import {
 } from '#app/components/list/search-form.tsx';
 import { Pagination } from '#app/components/pagination.tsx';
 import { Button } from '#app/components/ui/button.tsx';
-import { Link } from '#app/components/ui/link.tsx';
+import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
 import { isDomainError } from '#app/domain/errors.ts';
+import { quotaDisplay } from '#app/domain/logs/logs.server.ts';
 import { type ManageAction, USER_STATUS_LOCKED } from '#app/domain/users/constants.ts';
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
 import {
@@ -73,6 +74,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       group,
       pageSize,
       actor: { id: ctx.actor!.id, role: ctx.actor!.role },
+      display: quotaDisplay(ctx.options),
     },
     { headers },
   );
@@ -188,14 +190,14 @@ function EditAction({ user, back }: { user: UserWire; back: string }) {
       isOpen={open}
       onOpenChange={setOpen}
     >
-      <EditUserBody id={user.id} href={href} close={() => setOpen(false)} />
+      <EditUserBody id={user.id} close={() => setOpen(false)} />
     </ModalAction>
   );
 }
 
-type EditLoaderData = { user: EditableUser; groups: string[]; self: boolean };
+type EditLoaderData = { user: EditableUser; groups: string[]; self: boolean; display: QuotaDisplay };
 
-function EditUserBody({ id, href, close }: { id: number; href: string; close: () => void }) {
+function EditUserBody({ id, close }: { id: number; close: () => void }) {
   const { t } = useTranslation('users');
   const load = useLoadOnce<EditLoaderData>(`/user/edit/${id}`);
   const save = useFetcher<DrawerReply>();
@@ -208,14 +210,14 @@ function EditUserBody({ id, href, close }: { id: number; href: string; close: ()
         <save.Form method="post" action={`/user/edit/${id}`}>
           <input type="hidden" name="intent" value="update" />
           <input type="hidden" name="_fetcher" value="1" />
-          <EditUserFields user={loaded.user} groups={loaded.groups} self={loaded.self} />
+          <EditUserFields
+            user={loaded.user}
+            groups={loaded.groups}
+            self={loaded.self}
+            display={loaded.display}
+          />
           <FormError message={save.data?.error} />
           <div className="list-dialog-actions">
-            {loaded.self ? null : (
-              <Link to={href} className="btn btn-ghost">
-                {t('actions.addQuota')}
-              </Link>
-            )}
             <Button onPress={close}>{t('actions.cancel')}</Button>
             <Button type="submit" variant="primary" isDisabled={save.state !== 'idle'}>
               {t('actions.save')}
@@ -230,7 +232,7 @@ function EditUserBody({ id, href, close }: { id: number; href: string; close: ()
 }
 
 export default function UsersPage() {
-  const { result, groups, keyword, group, pageSize, actor } = useLoaderData<typeof loader>();
+  const { result, groups, keyword, group, pageSize, actor, display } = useLoaderData<typeof loader>();
   const { t } = useTranslation('users');
   const location = useLocation();
   const back = location.pathname + location.search;
@@ -286,8 +288,12 @@ export default function UsersPage() {
                 {u.display_name && u.display_name !== u.username ? <small> ({u.display_name})</small> : null}
               </td>
               <td>{u.group}</td>
-              <td>{u.quota}</td>
-              <td>{u.used_quota}</td>
+              <td data-testid="user-quota" data-quota={u.quota}>
+                {formatQuota(u.quota, display)}
+              </td>
+              <td data-testid="user-used-quota" data-quota={u.used_quota}>
+                {formatQuota(u.used_quota, display)}
+              </td>
               <td>{u.request_count}</td>
               <td>
                 <RoleTag role={u.role} />

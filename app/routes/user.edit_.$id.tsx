@@ -1,11 +1,10 @@
 import { type ActionFunctionArgs, data, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node';
 import { Form, useActionData, useLoaderData, useNavigation } from '@remix-run/react';
-import { useState } from 'react';
-import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
+import { quotaDisplay } from '#app/domain/logs/logs.server.ts';
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
 import { EditUserFields, FormError, UsersErrorBoundary } from '#app/domain/users/user-ui.tsx';
 import {
@@ -15,7 +14,6 @@ import {
   updateUser,
   updateUserSchema,
 } from '#app/domain/users/users.server.ts';
-import { useHydrated } from '#app/utils/hydrated.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
@@ -39,6 +37,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
       user,
       groups: listGroups(ctx),
       self: user.id === ctx.actor!.id,
+      display: quotaDisplay(ctx.options),
     };
   } catch (error) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
@@ -88,89 +87,8 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
   return redirectWithToast(safeRedirectTo(form.redirectTo, '/user'), toast);
 }
 
-function AddQuotaForm({ quota, onDone }: { quota: number; onDone?: () => void }) {
-  const { t } = useTranslation('users');
-  const [added, setAdded] = useState('');
-  const delta = /^-?\d+$/.test(added.trim()) ? Number(added.trim()) : 0;
-  return (
-    <Form method="post" onSubmit={() => onDone?.()}>
-      <input type="hidden" name="intent" value="addQuota" />
-      <div className="list-field">
-        <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
-        <input
-          id="field-add_quota"
-          name="add_quota"
-          type="number"
-          step={1}
-          value={added}
-          onChange={(e) => setAdded(e.target.value)}
-          className="list-input"
-        />
-        <output data-testid="quota-formula" htmlFor="field-add_quota">
-          {t('form.addQuotaFormula', { old: quota, added: delta, new: quota + delta })}
-        </output>
-      </div>
-      <Button type="submit" variant="primary">
-        {t('actions.addQuota')}
-      </Button>
-    </Form>
-  );
-}
-
-function AddQuota({ quota }: { quota: number }) {
-  const { t } = useTranslation('users');
-  const hydrated = useHydrated();
-  if (!hydrated) {
-    // Without JavaScript: a disclosure with the same form; the new quota shows after the redirect.
-    return (
-      <details className="add-quota">
-        <summary className="btn btn-ghost">{t('actions.addQuota')}</summary>
-        <p>{t('form.addQuotaHint')}</p>
-        <AddQuotaFormStatic quota={quota} />
-      </details>
-    );
-  }
-  return (
-    <DialogTrigger>
-      <Button variant="ghost">{t('actions.addQuota')}</Button>
-      <ModalOverlay isDismissable className="list-overlay">
-        <Modal className="list-dialog">
-          <Dialog>
-            {({ close }) => (
-              <>
-                <Heading slot="title">{t('form.addQuotaTitle')}</Heading>
-                <AddQuotaForm quota={quota} onDone={close} />
-                <Button onPress={close}>{t('actions.close')}</Button>
-              </>
-            )}
-          </Dialog>
-        </Modal>
-      </ModalOverlay>
-    </DialogTrigger>
-  );
-}
-
-function AddQuotaFormStatic({ quota }: { quota: number }) {
-  const { t } = useTranslation('users');
-  return (
-    <Form method="post">
-      <input type="hidden" name="intent" value="addQuota" />
-      <div className="list-field">
-        <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
-        <input id="field-add_quota" name="add_quota" type="number" step={1} className="list-input" />
-        <span data-testid="quota-formula">
-          {t('form.addQuotaFormula', { old: quota, added: 'x', new: `${quota} + x` })}
-        </span>
-      </div>
-      <Button type="submit" variant="primary">
-        {t('actions.addQuota')}
-      </Button>
-    </Form>
-  );
-}
-
 export default function EditUserPage() {
-  const { user, groups, self, redirectTo } = useLoaderData<typeof loader>();
+  const { user, groups, self, redirectTo, display } = useLoaderData<typeof loader>();
   const actionData = useActionData<typeof action>();
   const navigation = useNavigation();
   const { t } = useTranslation('users');
@@ -183,8 +101,8 @@ export default function EditUserPage() {
       <Form method="post" key={`${user.id}:${user.quota}`}>
         <input type="hidden" name="intent" value="update" />
         <input type="hidden" name="redirectTo" value={redirectTo} />
-        <EditUserFields user={user} groups={groups} self={self} />
-        {actionData?.intent !== 'addQuota' ? <FormError message={actionData?.error} /> : null}
+        <EditUserFields user={user} groups={groups} self={self} display={display} />
+        <FormError message={actionData?.error} />
         <div className="form-actions">
           <Link to={redirectTo} className="btn btn-secondary">
             {t('actions.cancel')}
@@ -194,12 +112,6 @@ export default function EditUserPage() {
           </Button>
         </div>
       </Form>
-      {self ? null : (
-        <section className="form-section">
-          {actionData?.intent === 'addQuota' ? <FormError message={actionData?.error} /> : null}
-          <AddQuota quota={user.quota} />
-        </section>
-      )}
     </div>
   );
 }

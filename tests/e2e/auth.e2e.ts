@@ -181,7 +181,7 @@ describe.each(MODES)('auth pages with JavaScript %s', (mode: Mode) => {
         page.getByRole('menuitem', { name: '退出' }).click(),
       ]);
     } else {
-      await page.locator('details.dropdown summary[aria-label="用户菜单"]').click();
+      await page.locator('details.dropdown summary', { hasText: '用户菜单' }).click();
       await submit(page, mode, () => page.getByRole('button', { name: '退出' }).click());
       expect(new URL(page.url()).pathname).toBe('/login');
     }

@@ -102,7 +102,8 @@ describe.each(MODES)('usage logs with JavaScript %s', (mode: Mode) => {
     const row = page.locator(`tbody[data-log-id="${mine.id}"]`);
     expect(await row.getByTestId('log-cost').textContent()).toBe('$0.003000');
     expect(await row.getByTestId('log-prompt').textContent()).toBe('100');
-    expect(await row.getByTestId('log-content').textContent()).toBe('model ratio 2.5, group ratio 1');
+    // the relay's English price text in the reader's language
+    expect(await row.getByTestId('log-content').textContent()).toBe('模型倍率 2.5，分组倍率 1');
     expect(await row.getByTestId('upstream-model').textContent()).toBe('gpt-4o-2024-11-20');
     expect(await row.getByTestId('use-time').getAttribute('data-tone')).toBe('green');
     expect(await row.getByTestId('frt').textContent()).toBe('首字 1.2 秒');

@@ -55,7 +55,7 @@ describe.each(MODES)('console shell with JavaScript %s', (mode: Mode) => {
       await page.getByRole('button', { name: '语言' }).click();
       await page.getByRole('menuitem', { name: 'English' }).click();
     } else {
-      await page.locator('details.dropdown summary[aria-label="语言"]').click();
+      await page.locator('details.dropdown summary', { hasText: '语言' }).click();
       await submit(page, mode, () => page.getByRole('button', { name: 'English' }).click());
     }
     await page.waitForFunction(() => document.documentElement.lang === 'en');

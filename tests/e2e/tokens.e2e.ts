@@ -80,6 +80,21 @@ describe.each(MODES)('token page with JavaScript %s', (mode: Mode) => {
     const created = await dbToken(owner.id, name);
     expect(created?.remainQuota).toBe(5000000);
     expect(created?.key).toMatch(/^[0-9a-zA-Z]{48}$/);
+    // the new key is shown once right away: in the drawer with a copy button, or on the key page without JS
+    if (mode === 'js') {
+      expect(await editor.getByRole('heading', { name: '令牌已创建' }).count()).toBe(1);
+      expect(await editor.getByTestId('created-key').inputValue()).toBe(`sk-${created!.key}`);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseURL });
+      await editor.getByRole('button', { name: `复制令牌「${name}」的密钥` }).click();
+      await expect.poll(() => editor.getByTestId('copy-key-status').textContent()).toBe('已复制到剪贴板');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`sk-${created!.key}`);
+      await editor.getByRole('button', { name: '完成' }).click();
+      await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    } else {
+      expect(new URL(page.url()).pathname).toBe(`/token/${created!.id}/key`);
+      expect(await page.getByRole('heading', { name: '令牌已创建' }).count()).toBe(1);
+      expect(await page.getByTestId('full-key').inputValue()).toBe(`sk-${created!.key}`);
+    }
 
     // search by name, then by key prefix with sk-
     await page.goto(`/token?keyword=${name}`);

@@ -130,22 +130,38 @@ describe.each(MODES)('admin users page with JavaScript %s', (mode: Mode) => {
     await expect.poll(() => row(page, name).textContent()).toContain(`Renamed ${mode}`);
     expect(page.url()).toContain(`keyword=${name}`);
 
-    // add quota (negative allowed): old + added = new
+    // add quota (negative allowed) inside the editor, without losing what was typed: with JavaScript a dialog
+    // over the drawer puts old + added into the quota field (shown in the display rules: $ per QuotaPerUnit);
+    // without it a disclosure in the edit form whose button saves every field with the delta
     const created = await dbUser(name);
-    await page.goto(`/user/edit/${created.id}`);
-    await ready(page, mode);
     if (mode === 'js') {
-      await page.getByRole('button', { name: '添加额度' }).click();
-      const dialog = page.getByRole('dialog');
+      await page.goto(`/user?keyword=${name}`);
+      await ready(page, mode);
+      await row(page, name).getByRole('button', { name: '编辑' }).click();
+      const drawer = page.getByRole('dialog');
+      await drawer.getByLabel('显示名称').fill('Kept js');
+      await drawer.getByRole('button', { name: '添加额度' }).click();
+      const dialog = page.getByRole('dialog').last();
       await dialog.getByLabel('添加的额度').fill('-25');
-      expect(await dialog.getByTestId('quota-formula').textContent()).toBe('0 + -25 = -25');
-      await submit(page, mode, () => dialog.getByRole('button', { name: '添加额度' }).click());
+      expect(await dialog.getByTestId('quota-formula').textContent()).toBe('$0.00 + $-0.000050 = $-0.000050');
+      await dialog.getByRole('button', { name: '添加额度' }).click();
+      await expect.poll(() => page.getByRole('dialog').count()).toBe(1);
+      expect(await drawer.getByLabel('显示名称').inputValue()).toBe('Kept js');
+      expect(await drawer.getByLabel('剩余额度', { exact: true }).inputValue()).toBe('-25');
+      await submit(page, mode, () => drawer.getByRole('button', { name: '提交' }).click());
     } else {
+      await page.goto(`/user/edit/${created.id}`);
+      await page.getByLabel('显示名称').fill('Kept nojs');
       await page.locator('details.add-quota summary').click();
       await page.getByLabel('添加的额度').fill('-25');
       await submit(page, mode, () => page.locator('details.add-quota button[type="submit"]').click());
     }
     await expect.poll(async () => Number((await dbUser(name)).quota)).toBe(-25);
+    expect((await dbUser(name)).displayName).toBe(`Kept ${mode}`);
+    // the table shows quotas in the display rules too
+    await page.goto(`/user?keyword=${name}`);
+    expect(await row(page, name).getByTestId('user-quota').getAttribute('data-quota')).toBe('-25');
+    expect(await row(page, name).getByTestId('user-quota').textContent()).toBe('$-0.000050');
 
     // disable, then enable
     await page.goto(`/user?keyword=${name}`);

@@ -1,4 +1,4 @@
-import { isRouteErrorResponse, useRouteError } from '@remix-run/react';
+import { isRouteErrorResponse, useLocation, useRouteError } from '@remix-run/react';
 import { useTranslation } from 'react-i18next';
 
 /**
@@ -10,6 +10,7 @@ export function ListErrorBoundary({ ns, failedKey }: { ns: string; failedKey?: s
   const error = useRouteError();
   const { t } = useTranslation(ns);
   const { t: tc } = useTranslation('common');
+  const { pathname, search } = useLocation();
   if (isRouteErrorResponse(error) && error.status === 403) {
     // A refusal of one record (e.g. a user of a higher role) carries the domain's translated message.
     const message = (error.data as { message?: unknown } | null)?.message;
@@ -30,10 +31,21 @@ export function ListErrorBoundary({ ns, failedKey }: { ns: string; failedKey?: s
     );
   }
   if (!isRouteErrorResponse(error)) console.error(error);
+  // The seed's 500 message (429: too many requests) and a plain link that loads the page again.
+  const status = isRouteErrorResponse(error) ? error.status : 500;
   return (
-    <div className="page error-page">
+    <div className="page error-page" data-status={status}>
       <h1>{tc('errorPage.title')}</h1>
-      {failed ?? <p>{tc('errorPage.body')}</p>}
+      {failed ?? (
+        <p data-testid="error-message">
+          {status === 429 ? tc('errors.tooManyRequests') : tc('errors.internal')}
+        </p>
+      )}
+      <p className="error-page-actions">
+        <a href={`${pathname}${search}`} className="btn btn-primary" data-testid="error-retry">
+          {tc('errorPage.retry')}
+        </a>
+      </p>
     </div>
   );
 }

@@ -26,7 +26,8 @@ export function DropdownMenu({ label, trigger, items, onAction, fallback, classN
   if (!hydrated) {
     return (
       <details className={cls}>
-        <summary className="btn btn-ghost" aria-label={label}>
+        <summary className="btn btn-ghost">
+          <span className="sr-only">{label} </span>
           {trigger}
         </summary>
         <div className="dropdown-panel">{fallback}</div>
@@ -36,7 +37,10 @@ export function DropdownMenu({ label, trigger, items, onAction, fallback, classN
   return (
     <div className={cls}>
       <MenuTrigger>
-        <AriaButton className="btn btn-ghost" aria-label={label}>
+        {/* The name is the label and the visible text ("语言 中文", "用户菜单 root"), not the label alone: a
+            speech user says what they see (WCAG 2.5.3, axe label-content-name-mismatch). */}
+        <AriaButton className="btn btn-ghost">
+          <span className="sr-only">{label} </span>
           {trigger}
         </AriaButton>
         <Popover className="dropdown-panel" placement="bottom end">

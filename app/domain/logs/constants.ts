@@ -159,3 +159,6 @@ export type LogUserInfo = {
   request_count: number;
   group: string;
 };
+
+/** The content Billing writes on a channel test's consume log when the relay sent none (billing.server.ts). */
+export const CHANNEL_TEST_CONTENT = '模型测试';

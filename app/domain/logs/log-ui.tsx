@@ -17,6 +17,7 @@ import {
   type Tone,
   useTimeTone,
 } from '#app/domain/logs/constants.ts';
+import { localizeLogContent } from '#app/domain/logs/log-content.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 
 /** Presentational pieces of the /log pages (client-safe: no server imports). */
@@ -72,6 +73,12 @@ export function CopyText({ text }: { text: string }) {
       </span>
     </>
   );
+}
+
+/** A log's content in the reader's language (the relay's price text and the channel-test mark translated). */
+export function LogContent({ content }: { content: string }) {
+  const { t } = useTranslation('logs');
+  return <>{localizeLogContent(content, t)}</>;
 }
 
 function seconds(ms: number): string {
@@ -172,7 +179,9 @@ export function LogDetailsPanel({
         {log.content ? (
           <div className="log-details-content" data-testid="detail-content">
             <dt>{t('details.content')}</dt>
-            <dd>{log.content}</dd>
+            <dd>
+              <LogContent content={log.content} />
+            </dd>
           </div>
         ) : null}
         {rows.map(([label, value, testId]) => (

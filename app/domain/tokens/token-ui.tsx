@@ -1,5 +1,6 @@
-import { type CSSProperties, useEffect, useState } from 'react';
+import { type CSSProperties, type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Button } from '#app/components/ui/button.tsx';
 import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { toDateTimeLocal } from '#app/utils/time.ts';
@@ -18,8 +19,9 @@ export function TokenStatusTag({ status, modelLimited }: { status: number; model
   const colors: Record<number, string> = {
     1: 'var(--success, green)',
     2: 'var(--danger, red)',
-    3: '#d97706',
-    4: '#6b7280',
+    // theme colours with at least 4.5:1 on the badge in light and dark (axe color-contrast)
+    3: 'var(--warning)',
+    4: 'var(--text-muted)',
   };
   return (
     <span className="badge" data-status={status} style={{ color: colors[status] }}>
@@ -277,5 +279,88 @@ export function TokenFields({
         </div>
       ) : null}
     </>
+  );
+}
+
+/**
+ * A full token key in a read-only field to select by hand, and with JavaScript a copy button announcing the
+ * result (on failure the field stays selected for a manual copy, seed 001 §8).
+ */
+export function KeyField({
+  id,
+  name,
+  value,
+  testId,
+}: {
+  id: string;
+  name: string;
+  value: string;
+  testId?: string;
+}) {
+  const { t } = useTranslation('tokens');
+  const hydrated = useHydrated();
+  const [status, setStatus] = useState('');
+  return (
+    <div className="token-key-field">
+      <label htmlFor={id}>{t('key.body', { name })}</label>
+      <div className="token-key-row">
+        <input
+          id={id}
+          readOnly
+          value={value}
+          data-testid={testId}
+          className="list-input list-input-full list-input-mono"
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        {hydrated ? (
+          <Button
+            variant="primary"
+            data-action="copy-key"
+            aria-label={t('key.copyNamed', { name })}
+            onPress={async () => {
+              try {
+                await navigator.clipboard.writeText(value);
+                setStatus(t('key.copiedShort'));
+              } catch {
+                (document.getElementById(id) as HTMLInputElement | null)?.select();
+                setStatus(t('key.copyFailed'));
+              }
+            }}
+          >
+            {t('actions.copy')}
+          </Button>
+        ) : null}
+      </div>
+      <p role="status" className="token-key-status" data-testid="copy-key-status">
+        {status}
+      </p>
+    </div>
+  );
+}
+
+/** The drawer after a create: every new key once, each with its copy button, and a button to finish. */
+export function CreatedKeys({
+  keys,
+  close,
+  heading,
+}: {
+  keys: { id: number; name: string; key: string }[];
+  close: () => void;
+  heading: ReactNode;
+}) {
+  const { t } = useTranslation('tokens');
+  return (
+    <div data-testid="created-keys">
+      {heading}
+      <p>{t('key.createdBody')}</p>
+      {keys.map((k) => (
+        <KeyField key={k.id} id={`created-key-${k.id}`} name={k.name} value={k.key} testId="created-key" />
+      ))}
+      <div className="list-dialog-actions">
+        <Button variant="primary" onPress={close} data-action="done">
+          {t('actions.done')}
+        </Button>
+      </div>
+    </div>
   );
 }

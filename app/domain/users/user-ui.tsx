@@ -1,6 +1,10 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
+import { Dialog, DialogTrigger, Heading, Modal, ModalOverlay } from 'react-aria-components';
 import { useTranslation } from 'react-i18next';
 import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
+import { Button } from '#app/components/ui/button.tsx';
+import { formatQuota, type QuotaDisplay } from '#app/domain/account/quota-format.ts';
+import { useHydrated } from '#app/utils/hydrated.ts';
 
 /** Small presentational pieces shared by the /user pages (client-safe: no server imports). */
 
@@ -139,10 +143,13 @@ export function EditUserFields({
   user,
   groups,
   self,
+  display,
 }: {
   user: EditableUser;
   groups: string[];
   self: boolean;
+  /** the quota display rules (seed 000 §9): the quota shown as currency next to the field, and add-quota */
+  display?: QuotaDisplay;
 }) {
   const { t } = useTranslation('users');
   const groupOptions = groups.includes(user.group) ? groups : [user.group, ...groups];
@@ -180,8 +187,18 @@ export function EditUserFields({
             name="quota"
             type="number"
             defaultValue={user.quota}
-            hint={t('form.quotaHint')}
+            hint={
+              display ? (
+                <>
+                  {t('form.quotaHint')} ·{' '}
+                  <span data-testid="quota-display">{formatQuota(user.quota, display)}</span>
+                </>
+              ) : (
+                t('form.quotaHint')
+              )
+            }
           />
+          {display ? <AddQuotaControl quota={user.quota} display={display} /> : null}
         </>
       )}
       <Field
@@ -195,5 +212,93 @@ export function EditUserFields({
       <Field label={t('form.telegramId')} name="telegram_id" defaultValue={user.telegram_id} readOnly />
       <Field label={t('form.email')} name="email" defaultValue={user.email} readOnly />
     </>
+  );
+}
+
+/**
+ * Add quota (a delta, negative allowed) without leaving the edit form, so nothing typed is lost. With
+ * JavaScript a dialog shows old + added = new in the display rules and, on confirm, puts the new quota into
+ * the form's quota field (saved with the form, as new-api's editor does). Without JavaScript a disclosure in
+ * the same form: its button submits every field with `add_quota`, which the update applies to the stored quota.
+ */
+export function AddQuotaControl({ quota, display }: { quota: number; display: QuotaDisplay }) {
+  const { t } = useTranslation('users');
+  const hydrated = useHydrated();
+  const [added, setAdded] = useState('');
+  const [base, setBase] = useState(quota);
+  const delta = /^-?\d+$/.test(added.trim()) ? Number(added.trim()) : 0;
+  if (!hydrated) {
+    return (
+      <details className="add-quota">
+        <summary className="btn btn-ghost">{t('actions.addQuota')}</summary>
+        <p>{t('form.addQuotaKeepHint')}</p>
+        <div className="list-field">
+          <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
+          <input id="field-add_quota" name="add_quota" type="number" step={1} className="list-input" />
+        </div>
+        <button type="submit" name="intent" value="update" className="btn btn-primary">
+          {t('actions.addQuota')}
+        </button>
+      </details>
+    );
+  }
+  const field = () => document.getElementById('field-quota') as HTMLInputElement | null;
+  return (
+    <DialogTrigger
+      onOpenChange={(open) => {
+        if (!open) return;
+        // the field's value as edited so far, not the stored one
+        const current = Number(field()?.value);
+        setBase(Number.isSafeInteger(current) ? current : quota);
+        setAdded('');
+      }}
+    >
+      <Button variant="ghost" data-action="add-quota">
+        {t('actions.addQuota')}
+      </Button>
+      <ModalOverlay isDismissable className="list-overlay">
+        <Modal className="list-dialog">
+          <Dialog>
+            {({ close }) => (
+              <>
+                <Heading slot="title">{t('form.addQuotaTitle')}</Heading>
+                <div className="list-field">
+                  <label htmlFor="field-add_quota">{t('form.addQuotaLabel')}</label>
+                  <input
+                    id="field-add_quota"
+                    type="number"
+                    step={1}
+                    value={added}
+                    onChange={(e) => setAdded(e.target.value)}
+                    className="list-input"
+                  />
+                  <output data-testid="quota-formula" htmlFor="field-add_quota">
+                    {t('form.addQuotaFormula', {
+                      old: formatQuota(base, display),
+                      added: formatQuota(delta, display),
+                      new: formatQuota(base + delta, display),
+                    })}
+                  </output>
+                  <small>{t('form.addQuotaApplyHint')}</small>
+                </div>
+                <div className="list-dialog-actions">
+                  <Button onPress={close}>{t('actions.cancel')}</Button>
+                  <Button
+                    variant="primary"
+                    onPress={() => {
+                      const input = field();
+                      if (input) input.value = String(base + delta);
+                      close();
+                    }}
+                  >
+                    {t('actions.addQuota')}
+                  </Button>
+                </div>
+              </>
+            )}
+          </Dialog>
+        </Modal>
+      </ModalOverlay>
+    </DialogTrigger>
   );
 }

@@ -86,6 +86,7 @@ const common: CommonResources = {
   errorPage: {
     title: 'Something went wrong',
     body: 'An error occurred while loading this page. Please try again later.',
+    retry: 'Try again',
   },
   footer: {
     default: '{{name}} {{version}} · powered by Switchyard',

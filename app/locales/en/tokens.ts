@@ -51,6 +51,7 @@ const tokens: TokensResources = {
     copySelected: 'Copy selected tokens',
     apiAddress: 'API address',
     close: 'Close',
+    done: 'Done',
   },
   form: {
     addTitle: 'Create a new token',
@@ -87,6 +88,10 @@ const tokens: TokensResources = {
     copied: 'Copied: {{text}}',
     copyFailed: 'Cannot copy to the clipboard, please copy manually',
     selectFirst: 'Please select at least one token!',
+    createdTitle: 'Token created',
+    createdBody: 'Copy the new key and keep it safe; you can also copy it later from the token list.',
+    copyNamed: 'Copy the key of token "{{name}}"',
+    copiedShort: 'Copied to the clipboard',
   },
   address: {
     title: 'API addresses',

@@ -69,6 +69,9 @@ const users: UsersResources = {
     addQuotaTitle: 'Add quota',
     addQuotaLabel: 'Quota to add (may be negative)',
     addQuotaFormula: '{{old}} + {{added}} = {{new}}',
+    addQuotaKeepHint:
+      'Saved together with the other changes in this form: new quota = current quota + added quota',
+    addQuotaApplyHint: 'The new quota goes into the quota field of the form; press Save to store it',
     addQuotaHint: 'New quota = current quota + added quota',
   },
   confirm: {

@@ -84,6 +84,7 @@ const common = {
   errorPage: {
     title: '出错了',
     body: '页面加载时发生错误，请稍后重试。',
+    retry: '重试',
   },
   footer: {
     default: '{{name}} {{version}} · 由 Switchyard 驱动',

@@ -50,6 +50,7 @@ const tokens = {
     copySelected: '复制所选令牌',
     apiAddress: 'API 地址',
     close: '关闭',
+    done: '完成',
   },
   form: {
     addTitle: '创建新的令牌',
@@ -86,6 +87,10 @@ const tokens = {
     copied: '已复制：{{text}}',
     copyFailed: '无法复制到剪贴板，请手动复制',
     selectFirst: '请至少选择一个令牌！',
+    createdTitle: '令牌已创建',
+    createdBody: '请复制并妥善保存新的令牌密钥；之后也可以在令牌列表中点击“复制”获取。',
+    copyNamed: '复制令牌「{{name}}」的密钥',
+    copiedShort: '已复制到剪贴板',
   },
   address: {
     title: 'API 地址',

@@ -68,6 +68,8 @@ const users = {
     addQuotaTitle: '添加额度',
     addQuotaLabel: '添加的额度（可为负数）',
     addQuotaFormula: '{{old}} + {{added}} = {{new}}',
+    addQuotaKeepHint: '与表单中的其他修改一起保存：新额度 = 当前额度 + 添加的额度',
+    addQuotaApplyHint: '确定后新额度填入表单的额度字段，点击“提交”保存',
     addQuotaHint: '新额度 = 当前额度 + 添加的额度',
   },
   confirm: {
