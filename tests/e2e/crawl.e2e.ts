@@ -104,7 +104,6 @@ async function crawl(
     visited++;
     const res = await page.goto(url, { waitUntil: 'load' });
     const status = res?.status() ?? 0;
-    const path = new URL(url).pathname;
     if (status === 404 || status >= 500) {
       findings.push({ url, from, problem: `HTTP ${status}` });
       continue;
