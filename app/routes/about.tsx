@@ -31,7 +31,7 @@ export default function About() {
   if (about?.kind === 'url') {
     return (
       <div className="page about">
-        <h1 className="content-sr-only">{t('about.title')}</h1>
+        <h1 className="sr-only">{t('about.title')}</h1>
         <AdminContent view={about} title={t('about.title')} />
       </div>
     );

@@ -897,7 +897,7 @@ export default function ChannelsPage() {
       <DataTable
         className="channels-table"
         columns={[
-          <span key="select" className="channel-sr-only">
+          <span key="select" className="sr-only">
             {t('columns.select')}
           </span>,
           t('columns.id'),

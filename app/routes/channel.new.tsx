@@ -114,7 +114,7 @@ export default function NewChannelPage() {
       <h1>{t('form.addTitle')}</h1>
       <Form method="post">
         {/* Enter in a field submits with the first submit button: make that "save", not "fetch models". */}
-        <button type="submit" className="channel-sr-only" tabIndex={-1} aria-hidden="true" />
+        <button type="submit" className="sr-only" tabIndex={-1} aria-hidden="true" />
         <ChannelFields
           // a fetch answered in place (JavaScript on this page) must show the fetched models: remount
           key={reply?.notice ?? 'form'}

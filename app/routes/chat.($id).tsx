@@ -41,7 +41,7 @@ export default function ChatPage() {
   const { t } = useTranslation('content');
   return (
     <div className="page chat-page">
-      <h1 className="content-sr-only">{t('chat.title')}</h1>
+      <h1 className="sr-only">{t('chat.title')}</h1>
       {view.state === 'unconfigured' ? <ChatError kind="unconfigured" /> : null}
       {view.state === 'no-token' ? (
         <NoTokenNotice redirectTo={view.redirectTo} delayMs={view.delayMs} />

@@ -168,7 +168,7 @@ export default function PlaygroundRoute() {
           <Conversation messages={chat.conversation} busy={chat.busy} />
           <input type="hidden" name="history" value={JSON.stringify(chat.conversation)} />
           <div className="pg-compose">
-            <label htmlFor="pg-question" className="pg-sr">
+            <label htmlFor="pg-question" className="sr-only">
               {t('chat.input')}
             </label>
             <textarea

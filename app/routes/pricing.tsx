@@ -101,12 +101,12 @@ export default function PricingRoute() {
       ) : (
         <TableScroll>
           <table className="pricing-table">
-            <caption className="pricing-sr">{t('title')}</caption>
+            <caption className="sr-only">{t('title')}</caption>
             <thead>
               <tr>
                 {hydrated ? (
                   <th scope="col">
-                    <span className="pricing-sr">{t('copy')}</span>
+                    <span className="sr-only">{t('copy')}</span>
                   </th>
                 ) : null}
                 <th scope="col">{t('columns.available')}</th>
@@ -250,7 +250,7 @@ function PricingTableRow({
           data-available={row.available}
         >
           <span aria-hidden="true">{row.available ? '✓' : '✗'}</span>
-          <span className="pricing-sr">{row.available ? t('available') : t('unavailable')}</span>
+          <span className="sr-only">{row.available ? t('available') : t('unavailable')}</span>
         </span>
       </td>
       <th scope="row">

@@ -44,7 +44,7 @@ export function Conversation({ messages, busy }: { messages: ChatMessage[]; busy
           </article>
         ))}
       </div>
-      <p className="pg-sr" role="status" data-testid="pg-state">
+      <p className="sr-only" role="status" data-testid="pg-state">
         {state}
       </p>
     </>

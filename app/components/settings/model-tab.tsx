@@ -93,7 +93,7 @@ export function ModelTab({ data }: { data: ModelTabData }) {
               <thead>
                 <tr>
                   <th scope="col">
-                    <span className="pricing-sr">{t('tab.batchTitle')}</span>
+                    <span className="sr-only">{t('tab.batchTitle')}</span>
                   </th>
                   <th scope="col">{t('tab.name')}</th>
                   <th scope="col">{t('tab.price')}</th>
