@@ -24,6 +24,8 @@ const DYNAMIC_KEYS: Record<string, string> = {
   'domain/settings/option-form.server.ts:settings:${c.message}': 'option spec confirmations',
   "domain/settings/option-form.server.ts:settings:${spec.saved ?? 'optionForm.saved'}":
     'option spec saved text',
+  'domain/settings/option-form.server.ts:settings:${own}':
+    "a key's own refusal message named by its option spec",
 };
 
 export function flatKeys(value: unknown, prefix = ''): string[] {

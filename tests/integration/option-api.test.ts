@@ -186,7 +186,8 @@ describe('PUT /api/option/', () => {
       else expect([key, options.getRaw(key)]).toEqual([key, OPTIONS[key].default]);
     }
     expect(refused).toEqual([]);
-    expect(OPTION_KEYS.length).toBe(109);
+    // seed 000 §3, the Gemini/Claude model settings, and WeChat Pay's public key and its id (ADR 027)
+    expect(OPTION_KEYS.length).toBe(111);
   });
 
   it('answers 405 for other methods', async () => {
