@@ -1,0 +1,286 @@
+/**
+ * Midjourney through the relay (issue 17, ADR 029): submits in the midjourney-proxy API to channels of type 2
+ * (Midjourney Proxy) and 5 (Midjourney Proxy Plus), each accepted submit charged its fixed price, follow-up
+ * actions on the channel that owns the original task, and the caller's tasks read from `midjourney_tasks`
+ * (kept current by the poller, poller.ts).
+ */
+import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { Caller } from '../../core/auth.ts';
+import { type Catalog, selectChannel } from '../../core/catalog.ts';
+import { channelConfig } from '../../core/relay.ts';
+import type { ChannelRecord } from '../../core/repo.ts';
+import type { Logger } from '../../log.ts';
+import type { TaskCharges, TaskHold } from '../charge.ts';
+import type { MidjourneyRepo } from './repo.ts';
+import {
+  ACCEPTED_CODES,
+  actionOfCustomId,
+  CODE_QUEUE_FULL,
+  clearMode,
+  MjAction,
+  modelOfAction,
+  parseSubmitAnswer,
+  type TaskRow,
+  taskDto,
+} from './wire.ts';
+
+/** Channel types that speak the midjourney-proxy API. */
+export const MIDJOURNEY_CHANNEL_TYPES: ReadonlySet<number> = new Set([2, 5]);
+
+/** The submit endpoints served, with the action each one starts (null: the action comes from the body). */
+export const SUBMIT_KINDS = {
+  imagine: MjAction.Imagine,
+  blend: MjAction.Blend,
+  describe: MjAction.Describe,
+  shorten: MjAction.Shorten,
+  action: null,
+  modal: MjAction.Modal,
+  change: null,
+  'simple-change': null,
+} as const;
+export type SubmitKind = keyof typeof SUBMIT_KINDS;
+
+export type MidjourneyDeps = {
+  repo: MidjourneyRepo;
+  charges: TaskCharges;
+  catalog: Catalog;
+  options: OptionService;
+  log: Logger;
+  fetch?: typeof fetch;
+  upstreamTimeoutMs: number;
+  now?: () => number;
+};
+
+export type MjAnswer = { status: number; body: unknown };
+
+/** An error in the midjourney-proxy envelope new-api answers with (`{code, description, result}`). */
+export class MjError extends Error {
+  readonly status: number;
+  readonly code: number;
+
+  constructor(status: number, code: number, description: string) {
+    super(description);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const CHANGE_ACTIONS: Record<string, MjAction> = {
+  UPSCALE: MjAction.Upscale,
+  VARIATION: MjAction.Variation,
+  REROLL: MjAction.Reroll,
+};
+
+export class MidjourneyService {
+  readonly #d: MidjourneyDeps;
+  readonly #fetch: typeof fetch;
+  readonly #now: () => number;
+
+  constructor(deps: MidjourneyDeps) {
+    this.#d = deps;
+    this.#fetch = deps.fetch ?? fetch;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** The action and (for follow-ups) the original task id a submit names; MjError for a malformed one. */
+  static actionOf(
+    kind: SubmitKind,
+    body: Record<string, unknown>,
+  ): { action: MjAction; taskId: string | null } {
+    const text = (k: string) => (typeof body[k] === 'string' ? (body[k] as string).trim() : '');
+    switch (kind) {
+      case 'action': {
+        const action = actionOfCustomId(text('customId'));
+        if (!text('taskId') || !text('customId'))
+          throw new MjError(400, 4, 'taskId and customId are required');
+        if (!action) throw new MjError(400, 4, 'unknown customId');
+        return { action, taskId: text('taskId') };
+      }
+      case 'modal':
+        if (!text('taskId')) throw new MjError(400, 4, 'taskId is required');
+        return { action: MjAction.Modal, taskId: text('taskId') };
+      case 'change': {
+        const action = CHANGE_ACTIONS[text('action').toUpperCase()];
+        if (!action || !text('taskId')) throw new MjError(400, 4, 'action and taskId are required');
+        return { action, taskId: text('taskId') };
+      }
+      case 'simple-change': {
+        // "<taskId> U1" / "V2" / "R"
+        const m = /^(\S+)\s+([UVR])(\d?)$/i.exec(text('content'));
+        if (!m) throw new MjError(400, 4, 'content must be "<taskId> U1..U4 | V1..V4 | R"');
+        const letter = m[2]!.toUpperCase();
+        return {
+          action: letter === 'U' ? MjAction.Upscale : letter === 'V' ? MjAction.Variation : MjAction.Reroll,
+          taskId: m[1]!,
+        };
+      }
+      default:
+        if (kind === 'imagine' && !text('prompt')) throw new MjError(400, 4, 'prompt is required');
+        return { action: SUBMIT_KINDS[kind] as MjAction, taskId: null };
+    }
+  }
+
+  /**
+   * Sends a submit upstream and charges it when accepted. `authenticate` checks the caller's key against the
+   * priced model (model limits of the token).
+   */
+  async submit(
+    kind: SubmitKind,
+    body: Record<string, unknown>,
+    authenticate: (model: string) => Promise<Caller>,
+    clientIp: string,
+  ): Promise<MjAnswer> {
+    const d = this.#d;
+    const { action, taskId } = MidjourneyService.actionOf(kind, body);
+    const model = modelOfAction(action);
+    const caller = await authenticate(model);
+
+    let original: TaskRow | null = null;
+    let pinned: ChannelRecord | null = null;
+    if (taskId !== null) {
+      original = await d.repo.byMjId(caller.user.id, taskId);
+      if (!original) throw new MjError(400, 4, 'task_not_found');
+      pinned = d.catalog.snapshot.channels.get(original.channelId) ?? null;
+      if (pinned?.status !== 1) throw new MjError(400, 4, 'the channel of the original task is disabled');
+      if (d.options.get('MjActionCheckSuccessEnabled') && original.status !== 'SUCCESS')
+        throw new MjError(400, 4, 'task_status_not_success');
+    }
+
+    const out: Record<string, unknown> = { ...body };
+    if (!d.options.get('MjNotifyEnabled')) delete out.notifyHook;
+    if (!d.options.get('MjAccountFilterEnabled')) delete out.accountFilter;
+    if (typeof out.prompt === 'string' && d.options.get('MjModeClearEnabled'))
+      out.prompt = clearMode(out.prompt);
+
+    const hold = await d.charges.hold(caller, model);
+    let settled = false;
+    try {
+      const tried = new Set<number>();
+      const retries = pinned || caller.pinnedChannelId !== null ? 0 : d.options.get('RetryTimes');
+      let lastError: MjError | null = null;
+      for (let attempt = 0; attempt <= retries; attempt++) {
+        const channel = pinned ?? this.#pick(caller, model, tried);
+        if (!channel) break;
+        tried.add(channel.id);
+        const sent = await this.#send(channel, `/mj/submit/${kind}`, out);
+        if (!sent.ok) {
+          lastError = sent.error;
+          if (sent.retryable) continue;
+          break;
+        }
+        const answer = sent.answer;
+        if (!ACCEPTED_CODES.has(answer.code) || !answer.result) {
+          // Refused: nothing is charged; the client gets the upstream's answer (queue full as a 429).
+          return { status: answer.code === CODE_QUEUE_FULL ? 429 : sent.status, body: sent.json };
+        }
+        await d.charges.settle(hold, channel.id, clientIp);
+        settled = true;
+        await this.#record(hold, channel, action, answer, original, out).catch((e) =>
+          d.log.error(`midjourney task ${answer.result} accepted but not recorded`, e),
+        );
+        const json = { ...(sent.json as Record<string, unknown>) };
+        // "Already exists" of a finished task is a success for the client (new-api).
+        if (answer.code === 21 && answer.properties.status === 'SUCCESS') json.code = 1;
+        return { status: 200, body: json };
+      }
+      throw (
+        lastError ?? new MjError(503, 4, `no available channel for model ${model} in group ${caller.group}`)
+      );
+    } finally {
+      if (!settled) await d.charges.release(hold);
+    }
+  }
+
+  #pick(caller: Caller, model: string, tried: Set<number>): ChannelRecord | null {
+    const snap = this.#d.catalog.snapshot;
+    if (caller.pinnedChannelId !== null) {
+      const ch = snap.channels.get(caller.pinnedChannelId);
+      if (!ch || tried.has(ch.id)) return null;
+      if (ch.status !== 1 || !MIDJOURNEY_CHANNEL_TYPES.has(ch.type))
+        throw new MjError(400, 4, 'the pinned channel cannot serve this request');
+      return ch;
+    }
+    for (;;) {
+      const ch = selectChannel(snap, caller.group, model, tried);
+      if (!ch) return null;
+      if (MIDJOURNEY_CHANNEL_TYPES.has(ch.type)) return ch;
+      tried.add(ch.id);
+    }
+  }
+
+  async #send(
+    channel: ChannelRecord,
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<
+    | { ok: true; status: number; json: unknown; answer: NonNullable<ReturnType<typeof parseSubmitAnswer>> }
+    | { ok: false; retryable: boolean; error: MjError }
+  > {
+    let res: Response;
+    try {
+      res = await this.#fetch(`${channel.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mj-api-secret': channelConfig(channel).key },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.#d.upstreamTimeoutMs),
+      });
+    } catch (err) {
+      this.#d.log.warn(`midjourney channel #${channel.id}: upstream unreachable (${(err as Error).message})`);
+      return { ok: false, retryable: true, error: new MjError(502, 4, 'the upstream could not be reached') };
+    }
+    const text = await res.text().catch(() => '');
+    const answer = res.ok ? parseSubmitAnswer(text) : null;
+    if (!answer)
+      return {
+        ok: false,
+        retryable: res.status >= 500 || res.status === 429 || res.ok,
+        error: new MjError(
+          res.ok ? 502 : res.status,
+          4,
+          `upstream answered ${res.status}: ${text.slice(0, 200)}`,
+        ),
+      };
+    return { ok: true, status: res.status, json: JSON.parse(text), answer };
+  }
+
+  async #record(
+    hold: TaskHold,
+    channel: ChannelRecord,
+    action: MjAction,
+    answer: NonNullable<ReturnType<typeof parseSubmitAnswer>>,
+    original: TaskRow | null,
+    body: Record<string, unknown>,
+  ): Promise<void> {
+    const prompt = typeof body.prompt === 'string' ? body.prompt : (original?.prompt ?? '');
+    await this.#d.repo.insert({
+      code: answer.code,
+      userId: hold.caller.user.id,
+      tokenId: hold.caller.token?.id ?? 0,
+      group: hold.caller.group,
+      action,
+      mjId: answer.result!,
+      prompt,
+      description: answer.description,
+      state: typeof body.state === 'string' ? body.state : '',
+      submitTime: this.#now(),
+      status: 'SUBMITTED',
+      progress: '0%',
+      channelId: channel.id,
+      quota: hold.amount,
+      requestId: hold.requestId,
+      properties: JSON.stringify(answer.properties),
+    });
+  }
+
+  /** `task/{id}/fetch`: the caller's task, or null. */
+  async fetchTask(caller: Caller, mjId: string) {
+    const row = await this.#d.repo.byMjId(caller.user.id, mjId);
+    return row ? taskDto(row) : null;
+  }
+
+  /** `task/list-by-condition`: the caller's tasks among `ids`. */
+  async listTasks(caller: Caller, ids: readonly string[]) {
+    const rows = await this.#d.repo.byMjIds(caller.user.id, ids);
+    return rows.map((r) => taskDto(r));
+  }
+}
