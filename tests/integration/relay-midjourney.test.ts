@@ -364,4 +364,43 @@ describe('Midjourney relay', () => {
     expect(refused.status).toBe(403);
     expect(fake.submits.length + other.submits.length).toBe(submits);
   });
+
+  it('MjNotifyEnabled, MjAccountFilterEnabled and MjActionCheckSuccessEnabled act on what is forwarded', async () => {
+    const { token } = await account();
+    const extras = { notifyHook: 'http://127.0.0.1:9/hook', accountFilter: { instanceId: 'a1' } };
+    const lastSent = (result: unknown) =>
+      (fake.tasks.has(String(result)) ? fake : other).submits.find((s) => s.answer.result === result)!.body;
+
+    const off = await post('/mj/submit/imagine', { prompt: 'off', ...extras }, bearer(token.key));
+    expect(lastSent(off.body.result)).not.toHaveProperty('notifyHook');
+    expect(lastSent(off.body.result)).not.toHaveProperty('accountFilter');
+
+    await setOptions(stack, {
+      MjNotifyEnabled: 'true',
+      MjAccountFilterEnabled: 'true',
+      MjActionCheckSuccessEnabled: 'false',
+    });
+    try {
+      const on = await post('/mj/submit/imagine', { prompt: 'on', ...extras }, bearer(token.key));
+      expect(lastSent(on.body.result)).toMatchObject(extras);
+      // Without the success check an unfinished task's button reaches the upstream.
+      const early = await post(
+        '/mj/submit/action',
+        { taskId: on.body.result, customId: `MJ::JOB::variation::2::${String(on.body.result)}` },
+        bearer(token.key),
+      );
+      expect(early.body.code).toBe(1);
+      const [row] = await stack.sql<{ action: string; quota: string }>(
+        'select action, quota from midjourney_tasks where mj_id = ?',
+        [String(early.body.result)],
+      );
+      expect(row).toMatchObject({ action: 'VARIATION', quota: String(IMAGINE) });
+    } finally {
+      await setOptions(stack, {
+        MjNotifyEnabled: 'false',
+        MjAccountFilterEnabled: 'false',
+        MjActionCheckSuccessEnabled: 'true',
+      });
+    }
+  });
 });
