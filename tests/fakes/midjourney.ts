@@ -10,7 +10,9 @@
  *   quarter of `durationMs`, then IN_PROGRESS with progress '25%'..'99%', then SUCCESS '100%' with an image URL
  *   and buttons (U1-U4, V1-V4, reroll on imagine); `fail(id, reason)` (or a prompt containing "--fail") makes it
  *   FAILURE at its next step; `forget(id)` makes the proxy lose it (list and fetch no longer return it);
- * - `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition {"ids": [...]}`;
+ * - `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition {"ids": [...]}`, `GET /mj/task/{id}/image-seed`
+ *   (`{code: 1, result: "seed-<id>"}`); `GET /attachments/<id>.png` serves the images (no key);
+ * - `acceptNext(21 | 22, properties)` answers the next submit with that code (the task is created);
  * - every status change of a task submitted with `notifyHook` is POSTed there as the task object.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -45,6 +47,8 @@ export type FakeMidjourney = {
   tasks: Map<string, FakeMjTask>;
   /** The next `n` submits get this answer (no task is created); null stops refusing. */
   refuseNext(answer: { code: number; description: string } | null, n?: number): void;
+  /** The next submit creates its task but answers this code (21 exists, 22 queued) and properties. */
+  acceptNext(code: number, properties?: Record<string, unknown>): void;
   /** The task fails at its next step with this reason. */
   fail(id: string, reason: string): void;
   /** The proxy forgets the task. */
@@ -60,6 +64,7 @@ const ACTIONS: Record<string, string> = {
   describe: 'DESCRIBE',
   shorten: 'SHORTEN',
   modal: 'MODAL',
+  'upload-discord-images': 'UPLOAD',
 };
 
 function actionOfCustomId(customId: string): string {
@@ -90,6 +95,7 @@ export async function startFakeMidjourney(
   const hooks = new Map<string, string>();
   const notified: FakeMidjourney['notified'] = [];
   let refusal: { code: number; description: string; n: number } | null = null;
+  let accept: { code: number; properties: Record<string, unknown> } | null = null;
   let seq = 0;
   let url = '';
 
@@ -208,12 +214,24 @@ export async function startFakeMidjourney(
       };
       tasks.set(id, task);
       if (typeof b.notifyHook === 'string' && b.notifyHook) hooks.set(id, b.notifyHook);
+      if (accept) {
+        const { code, properties } = accept;
+        accept = null;
+        const description = code === 22 ? '排队中，前面还有1个任务' : '任务已存在';
+        return answer({ code, description, result: id, properties });
+      }
       return answer({
         code: 1,
         description: '提交成功',
         result: id,
         properties: { discordInstanceId: 'fake' },
       });
+    }
+    const seed = /^\/mj\/task\/([^/]+)\/image-seed$/.exec(path);
+    if (seed && req.method === 'GET') {
+      const t = tasks.get(seed[1]!);
+      if (!t) return send(res, 200, { code: 4, description: '任务不存在', result: null, properties: {} });
+      return send(res, 200, { code: 1, description: '成功', result: `seed-${t.id}`, properties: {} });
     }
     const fetchOne = /^\/mj\/task\/([^/]+)\/fetch$/.exec(path);
     if (fetchOne && req.method === 'GET') {
@@ -249,6 +267,9 @@ export async function startFakeMidjourney(
     notified,
     refuseNext(answer, n = 1) {
       refusal = answer ? { ...answer, n } : null;
+    },
+    acceptNext(code, properties = {}) {
+      accept = { code, properties };
     },
     fail(id, reason) {
       failures.set(id, reason);

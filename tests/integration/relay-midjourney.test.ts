@@ -266,7 +266,7 @@ describe('Midjourney relay', () => {
       'select status from midjourney_tasks where mj_id = ?',
       [mjId],
     );
-    expect(still!.status).toBe('SUBMITTED');
+    expect(still!.status).toBe('');
     await sleep(1_600);
     const row = await pollUntil(mjId, ['FAILURE']);
     expect(String(row.fail_reason)).toContain('the upstream no longer knows the task');
@@ -401,6 +401,114 @@ describe('Midjourney relay', () => {
         MjAccountFilterEnabled: 'false',
         MjActionCheckSuccessEnabled: 'true',
       });
+    }
+  });
+
+  it('codes 21 and 22 are charged and answered as 1; a 21 of a finished task is stored finished', async () => {
+    const { user, token } = await account();
+    for (const f of [fake, other]) f.acceptNext(22, { numberOfQueues: 1 });
+    const queued = await post('/mj/submit/imagine', { prompt: 'queued' }, bearer(token.key));
+    expect(queued.body).toMatchObject({ code: 1, description: '排队中，前面还有1个任务' });
+    for (const f of [fake, other])
+      f.acceptNext(21, { status: 'SUCCESS', imageUrl: 'https://img.example/x.png' });
+    const exists = await post('/mj/submit/imagine', { prompt: 'exists' }, bearer(token.key));
+    expect(exists.body.code).toBe(1);
+    // One answer per fake was armed; only the channel picked used its own.
+    for (const f of [fake, other]) f.acceptNext(1);
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      String(exists.body.result),
+    ]);
+    expect(row).toMatchObject({
+      code: 21,
+      status: 'SUCCESS',
+      progress: '100%',
+      image_url: 'https://img.example/x.png',
+    });
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA - 2 * IMAGINE);
+  });
+
+  it('/mj/notify applies a pushed update; a FAILURE pushed there is refunded once', async () => {
+    const { user, token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'pushed' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    const progress = await post(
+      '/mj/notify',
+      { id: mjId, status: 'IN_PROGRESS', progress: '40%' },
+      bearer(token.key),
+    );
+    expect(progress.body).toMatchObject({ code: 1 });
+    const failure = { id: mjId, status: 'FAILURE', progress: '40%', failReason: 'pushed failure' };
+    await post('/mj/notify', failure, bearer(token.key));
+    await post('/mj/notify', failure, bearer(token.key));
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      mjId,
+    ]);
+    expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'pushed failure', refund: 2 });
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA);
+    expect(b.token).toBe(QUOTA);
+    // Another user's key cannot touch the task.
+    const stranger = await account();
+    const theirs = await post('/mj/notify', { id: mjId, status: 'SUCCESS' }, bearer(stranger.token.key));
+    expect(theirs.status).toBe(404);
+  });
+
+  it('image-seed asks the owning channel; the image proxy and MjForwardUrlEnabled serve images through the gateway', async () => {
+    const { token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'a seed' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    const seed = await get(`/mj/task/${mjId}/image-seed`, bearer(token.key));
+    expect(seed.body).toMatchObject({ code: 1, result: `seed-${mjId}` });
+    const stranger = await account();
+    expect((await get(`/mj/task/${mjId}/image-seed`, bearer(stranger.token.key))).status).toBe(404);
+
+    await pollUntil(mjId, ['SUCCESS']);
+    await setOptions(stack, { MjForwardUrlEnabled: 'true', ServerAddress: 'https://gw.example/' });
+    try {
+      const one = await get(`/mj/task/${mjId}/fetch`, bearer(token.key));
+      expect(one.body.imageUrl).toBe(`https://gw.example/mj/image/${mjId}`);
+    } finally {
+      await setOptions(stack, { MjForwardUrlEnabled: 'false' });
+    }
+    const img = await fetch(`${relayUrl()}/mj/image/${mjId}`);
+    expect(img.status).toBe(200);
+    expect(img.headers.get('content-type')).toBe('image/png');
+    expect([...new Uint8Array(await img.arrayBuffer())]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    expect((await fetch(`${relayUrl()}/mj/image/unknown`)).status).toBe(404);
+  });
+
+  it('code 3 (no available account) auto-disables the channel and charges nothing', async () => {
+    const third = await startFakeMidjourney({ secret: 'third' });
+    try {
+      const ch = await seedChannel(stack, {
+        type: 2,
+        baseUrl: third.url,
+        key: third.secret,
+        models: ['mj_describe'],
+      });
+      await setOptions(stack, { AutomaticDisableChannelEnabled: 'true' });
+      const admin = await seedUser(stack, { quota: QUOTA, role: 100 });
+      const key = (await seedToken(stack, admin.id, { remainQuota: QUOTA })).key;
+      third.refuseNext({ code: 3, description: 'No available account instance' });
+      const res = await post(
+        '/mj/submit/describe',
+        { base64: 'data:image/png;base64,AAAA' },
+        bearer(`${key}-${ch.id}`),
+      );
+      expect(res.body).toMatchObject({ code: 3 });
+      const [row] = await stack.sql<{ status: number; other_info: string }>(
+        'select status, other_info from channels where id = ?',
+        [ch.id],
+      );
+      expect(row!.status).toBe(3);
+      expect(row!.other_info).toContain('No available account instance');
+      const [u] = await stack.sql<{ quota: string }>('select quota from users where id = ?', [admin.id]);
+      await drained(stack);
+      expect(Number(u!.quota)).toBe(QUOTA);
+    } finally {
+      await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
+      await third.close();
     }
   });
 });

@@ -541,7 +541,9 @@ async function applyRefunds(tx: EntityManager, events: Prepared[], names: Names)
       names.tokens,
     );
     await tx.execute(
-      'update tokens as t set used_quota = greatest(t.used_quota - v.quota, 0), ' +
+      // No clamp: a refund may be billed before its charge (both come from the relay's outboxes), and the two
+      // must commute.
+      'update tokens as t set used_quota = t.used_quota - v.quota, ' +
         'remain_quota = case when t.unlimited_quota then t.remain_quota else t.remain_quota + v.quota end ' +
         `from (values ${valuesList(ids.length, ['int', 'bigint'])}) as v(id, quota) where t.id = v.id`,
       ids.flatMap((id) => [id, tokens.get(id)!]),

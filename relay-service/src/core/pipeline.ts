@@ -143,6 +143,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       log,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
       upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+      disableChannel: (channel, reason) => core.disableChannel(channel, reason),
     });
     const midjourneyPoller = new MidjourneyPoller({
       repo: mjRepo,

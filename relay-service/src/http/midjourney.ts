@@ -6,6 +6,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { RelayError } from '../core/errors.ts';
+import type { MidjourneyPoller } from '../tasks/midjourney/poller.ts';
 import {
   type MidjourneyService,
   MjError,
@@ -61,7 +62,9 @@ async function jsonBody(c: Context): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-export function createMidjourneyFront(services: RelayServices & { midjourney: MidjourneyService }): ApiFront {
+export function createMidjourneyFront(
+  services: RelayServices & { midjourney: MidjourneyService; midjourneyPoller: MidjourneyPoller },
+): ApiFront {
   const authenticate = callerAuthenticator(services);
   const mj = services.midjourney;
 
@@ -105,6 +108,36 @@ export function createMidjourneyFront(services: RelayServices & { midjourney: Mi
     }
   };
 
+  const imageSeed = async (c: Context) => {
+    try {
+      const caller = await authenticate(c, null);
+      const answer = await mj.imageSeed(caller, c.req.param('id') as string);
+      return c.json(answer.body as object, answer.status as 200);
+    } catch (err) {
+      return render(err);
+    }
+  };
+
+  const image = async (c: Context) => {
+    try {
+      return await mj.image(c.req.param('id') as string);
+    } catch (err) {
+      return render(err);
+    }
+  };
+
+  const notify = async (c: Context) => {
+    try {
+      const caller = await authenticate(c, null);
+      const body = await jsonBody(c);
+      if (!(await services.midjourneyPoller.notify(caller.user.id, body)))
+        throw new MjError(404, 4, 'midjourney_task_not_found');
+      return c.json({ code: 1, description: 'success', result: String(body.id), properties: {} });
+    } catch (err) {
+      return render(err);
+    }
+  };
+
   return {
     name: 'midjourney',
     owns: (pathname) => OWNED.test(pathname),
@@ -115,7 +148,10 @@ export function createMidjourneyFront(services: RelayServices & { midjourney: Mi
         app.post(`${prefix}/submit/:kind`, submit);
         app.get(`${prefix}/task/:id/fetch`, fetchTask);
         app.post(`${prefix}/task/list-by-condition`, list);
+        app.get(`${prefix}/task/:id/image-seed`, imageSeed);
+        app.post(`${prefix}/notify`, notify);
       }
+      app.get('/mj/image/:id', image);
     },
   };
 }

@@ -85,6 +85,20 @@ export class MidjourneyPoller {
     return { polled: tasks.length, finished, refunded };
   }
 
+  /**
+   * `/mj/notify`: a task update pushed by its upstream (the midjourney-proxy task object), for a task of `userId`
+   * (the key that calls it, as new-api authenticates it). Applied like a poll, so a FAILURE finishes the task and
+   * refunds it once. False when the caller has no such task.
+   */
+  async notify(userId: number, body: unknown): Promise<boolean> {
+    const up = parseUpstreamTask(body);
+    if (!up) return false;
+    const row = await this.#d.repo.byMjId(userId, up.id);
+    if (!row) return false;
+    if (await this.#apply(row, up)) await this.refundDue().catch(() => 0);
+    return true;
+  }
+
   /** The upstream's tasks by id; null when the channel is gone or did not answer. */
   async #fetchUpstream(channelId: number, ids: string[]): Promise<Map<string, UpstreamTask> | null> {
     const channel = this.#d.catalog.snapshot.channels.get(channelId);

@@ -54,6 +54,8 @@ export type NewTask = {
   description: string;
   state: string;
   submitTime: number;
+  finishTime: number;
+  imageUrl: string;
   status: string;
   progress: string;
   channelId: number;
@@ -72,8 +74,9 @@ export function createMidjourneyRepo(sql: Sql) {
     async insert(t: NewTask): Promise<number> {
       const [row] = await sql<{ id: number }>(
         `insert into midjourney_tasks (code, user_id, token_id, "group", action, mj_id, prompt, description, state,
-           created_at, submit_time, status, progress, channel_id, quota, request_id, properties)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
+           created_at, submit_time, finish_time, image_url, status, progress, channel_id, quota, request_id,
+           properties)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
         [
           t.code,
           t.userId,
@@ -86,6 +89,8 @@ export function createMidjourneyRepo(sql: Sql) {
           t.state,
           Math.floor(t.submitTime / 1000),
           t.submitTime,
+          t.finishTime,
+          t.imageUrl,
           t.status,
           t.progress,
           t.channelId,
@@ -103,6 +108,12 @@ export function createMidjourneyRepo(sql: Sql) {
         userId,
         mjId,
       ]);
+      return rows[0] ? toRow(rows[0]) : null;
+    },
+
+    /** Any user's task with this upstream id (the image proxy, which has no key). */
+    async byOnlyMjId(mjId: string): Promise<TaskRow | null> {
+      const rows = await sql(`${SELECT} where mj_id = ? order by id desc limit 1`, [mjId]);
       return rows[0] ? toRow(rows[0]) : null;
     },
 

@@ -15,6 +15,7 @@ import type { MidjourneyRepo } from './repo.ts';
 import {
   ACCEPTED_CODES,
   actionOfCustomId,
+  CODE_NO_ACCOUNT,
   CODE_QUEUE_FULL,
   clearMode,
   MjAction,
@@ -37,6 +38,7 @@ export const SUBMIT_KINDS = {
   modal: MjAction.Modal,
   change: null,
   'simple-change': null,
+  'upload-discord-images': MjAction.Upload,
 } as const;
 export type SubmitKind = keyof typeof SUBMIT_KINDS;
 
@@ -48,6 +50,8 @@ export type MidjourneyDeps = {
   log: Logger;
   fetch?: typeof fetch;
   upstreamTimeoutMs: number;
+  /** Auto-disables a channel (RelayCore.disableChannel). */
+  disableChannel: (channel: ChannelRecord, reason: string) => Promise<unknown>;
   now?: () => number;
 };
 
@@ -142,7 +146,12 @@ export class MidjourneyService {
       if (!original) throw new MjError(400, 4, 'task_not_found');
       pinned = d.catalog.snapshot.channels.get(original.channelId) ?? null;
       if (pinned?.status !== 1) throw new MjError(400, 4, 'the channel of the original task is disabled');
-      if (d.options.get('MjActionCheckSuccessEnabled') && original.status !== 'SUCCESS')
+      // The modal step answers a window the original task opened: it is never SUCCESS yet (new-api).
+      if (
+        d.options.get('MjActionCheckSuccessEnabled') &&
+        original.status !== 'SUCCESS' &&
+        action !== MjAction.Modal
+      )
         throw new MjError(400, 4, 'task_status_not_success');
     }
 
@@ -169,6 +178,7 @@ export class MidjourneyService {
           break;
         }
         const answer = sent.answer;
+        if (answer.code === CODE_NO_ACCOUNT) await this.#noAccount(channel);
         if (!ACCEPTED_CODES.has(answer.code) || !answer.result) {
           // Refused: nothing is charged; the client gets the upstream's answer (queue full as a 429).
           return { status: answer.code === CODE_QUEUE_FULL ? 429 : sent.status, body: sent.json };
@@ -179,8 +189,10 @@ export class MidjourneyService {
           d.log.error(`midjourney task ${answer.result} accepted but not recorded`, e),
         );
         const json = { ...(sent.json as Record<string, unknown>) };
-        // "Already exists" of a finished task is a success for the client (new-api).
-        if (answer.code === 21 && answer.properties.status === 'SUCCESS') json.code = 1;
+        // "Already exists" and "queued" are a submitted task for the client (new-api), except for the free inpaint
+        // and custom zoom, whose 21 asks the client for the modal step.
+        const free = action === MjAction.Inpaint || action === MjAction.CustomZoom;
+        if (answer.code === 22 || (answer.code === 21 && !free)) json.code = 1;
         return { status: 200, body: json };
       }
       throw (
@@ -189,6 +201,15 @@ export class MidjourneyService {
     } finally {
       if (!settled) await d.charges.release(hold);
     }
+  }
+
+  /** Code 3 ("no available account"): the channel cannot draw; auto-disabled as a failing channel would be. */
+  async #noAccount(channel: ChannelRecord): Promise<void> {
+    const d = this.#d;
+    if (!d.options.get('AutomaticDisableChannelEnabled') || !channel.autoBan || channel.status !== 1) return;
+    await d
+      .disableChannel(channel, 'No available account instance')
+      .catch((e) => d.log.warn(`disabling channel #${channel.id} failed: ${(e as Error).message}`));
   }
 
   #pick(caller: Caller, model: string, tried: Set<number>): ChannelRecord | null {
@@ -252,6 +273,21 @@ export class MidjourneyService {
     body: Record<string, unknown>,
   ): Promise<void> {
     const prompt = typeof body.prompt === 'string' ? body.prompt : (original?.prompt ?? '');
+    const now = this.#now();
+    // As new-api: no status until the first poll; a task that already exists brings its state, an upload is done.
+    let status = '';
+    let progress = '0%';
+    let imageUrl = '';
+    const p = answer.properties;
+    if (answer.code === 21 && typeof p.status === 'string' && typeof p.imageUrl === 'string') {
+      status = p.status;
+      imageUrl = p.imageUrl;
+      if (status === 'SUCCESS') progress = '100%';
+    }
+    if (answer.code === 1 && action === MjAction.Upload) {
+      status = 'SUCCESS';
+      progress = '100%';
+    }
     await this.#d.repo.insert({
       code: answer.code,
       userId: hold.caller.user.id,
@@ -262,9 +298,11 @@ export class MidjourneyService {
       prompt,
       description: answer.description,
       state: typeof body.state === 'string' ? body.state : '',
-      submitTime: this.#now(),
-      status: 'SUBMITTED',
-      progress: '0%',
+      submitTime: now,
+      finishTime: status === 'SUCCESS' ? now : 0,
+      imageUrl,
+      status,
+      progress,
       channelId: channel.id,
       quota: hold.amount,
       requestId: hold.requestId,
@@ -272,15 +310,73 @@ export class MidjourneyService {
     });
   }
 
+  /** The image URL clients see: through the gateway's image proxy with MjForwardUrlEnabled (new-api). */
+  #imageUrl(row: TaskRow): string {
+    const d = this.#d;
+    if (!row.imageUrl || !d.options.get('MjForwardUrlEnabled')) return row.imageUrl;
+    const base = d.options.get('ServerAddress').replace(/\/+$/, '');
+    const url = `${base}/mj/image/${encodeURIComponent(row.mjId)}`;
+    // An image still being drawn changes: a new address per read defeats caches.
+    return row.status === 'SUCCESS' ? url : `${url}?rand=${this.#now()}`;
+  }
+
   /** `task/{id}/fetch`: the caller's task, or null. */
   async fetchTask(caller: Caller, mjId: string) {
     const row = await this.#d.repo.byMjId(caller.user.id, mjId);
-    return row ? taskDto(row) : null;
+    return row ? taskDto(row, this.#imageUrl(row)) : null;
   }
 
   /** `task/list-by-condition`: the caller's tasks among `ids`. */
   async listTasks(caller: Caller, ids: readonly string[]) {
     const rows = await this.#d.repo.byMjIds(caller.user.id, ids);
-    return rows.map((r) => taskDto(r));
+    return rows.map((r) => taskDto(r, this.#imageUrl(r)));
+  }
+
+  /** `task/{id}/image-seed`: asked of the channel that drew the caller's task; the answer passes through. */
+  async imageSeed(caller: Caller, mjId: string): Promise<MjAnswer> {
+    const d = this.#d;
+    const row = await d.repo.byMjId(caller.user.id, mjId);
+    if (!row) throw new MjError(404, 4, 'task_no_found');
+    const channel = d.catalog.snapshot.channels.get(row.channelId);
+    if (channel?.status !== 1) throw new MjError(400, 4, 'the channel of the task is disabled');
+    let res: Response;
+    try {
+      res = await this.#fetch(`${channel.baseUrl}/mj/task/${encodeURIComponent(mjId)}/image-seed`, {
+        headers: { 'mj-api-secret': channelConfig(channel).key },
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch {
+      throw new MjError(502, 4, 'the upstream could not be reached');
+    }
+    const text = await res.text().catch(() => '');
+    try {
+      return { status: res.status, body: JSON.parse(text) };
+    } catch {
+      throw new MjError(502, 4, `upstream answered ${res.status}: ${text.slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * `GET /mj/image/{id}` (no key, as new-api): the task's image fetched from its upstream and streamed back. Only
+   * an http(s) URL the upstream reported for a stored task is ever fetched.
+   */
+  async image(mjId: string): Promise<Response> {
+    const row = await this.#d.repo.byOnlyMjId(mjId);
+    if (!row?.imageUrl) throw new MjError(404, 4, 'midjourney_task_not_found');
+    if (!/^https?:\/\//i.test(row.imageUrl)) throw new MjError(400, 4, 'the task has no image address');
+    let res: Response;
+    try {
+      res = await this.#fetch(row.imageUrl, { signal: AbortSignal.timeout(this.#d.upstreamTimeoutMs) });
+    } catch {
+      throw new MjError(502, 4, 'http_get_image_failed');
+    }
+    if (!res.ok || !res.body) {
+      await res.body?.cancel().catch(() => {});
+      throw new MjError(res.status >= 400 ? res.status : 502, 4, 'http_get_image_failed');
+    }
+    return new Response(res.body, {
+      status: 200,
+      headers: { 'content-type': res.headers.get('content-type') || 'image/jpeg' },
+    });
   }
 }
