@@ -14,20 +14,11 @@ import {
   type SubmitKind,
 } from '../tasks/midjourney/service.ts';
 import { jsonTooDeep, jsonTooDeepMessage } from './body.ts';
-import type { ApiFront, FrontError } from './fronts.ts';
+import type { ApiFront } from './fronts.ts';
+import { isMidjourneyPath, midjourneyError, midjourneyFrontError } from './midjourney-envelope.ts';
 import { callerAuthenticator, clientIp, type RelayServices } from './openai.ts';
 
 const MODES = ['mj-fast', 'mj-turbo', 'mj-relax'] as const;
-const OWNED = /^\/(?:mj|mj-fast\/mj|mj-turbo\/mj|mj-relax\/mj)(?:\/|$)/;
-
-export function midjourneyError(e: {
-  status: number;
-  description: string;
-  type: string;
-  code: number | string;
-}) {
-  return Response.json({ description: e.description, type: e.type, code: e.code }, { status: e.status });
-}
 
 function render(err: unknown): Response {
   if (err instanceof MjError)
@@ -140,9 +131,8 @@ export function createMidjourneyFront(
 
   return {
     name: 'midjourney',
-    owns: (pathname) => OWNED.test(pathname),
-    error: (e: FrontError) =>
-      midjourneyError({ status: e.status, description: e.message, type: e.type, code: e.code ?? 4 }),
+    owns: isMidjourneyPath,
+    error: midjourneyFrontError,
     mount(app: Hono) {
       for (const prefix of ['/mj', ...MODES.map((m) => `/${m}/mj`)]) {
         app.post(`${prefix}/submit/:kind`, submit);
