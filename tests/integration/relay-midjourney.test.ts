@@ -343,6 +343,12 @@ describe('Midjourney relay', () => {
     expect(sent.body.prompt).toBe('a hill');
     const fetched = await get(`/mj-fast/mj/task/${String(res.body.result)}/fetch`, bearer(token.key));
     expect(fetched.status).toBe(200);
+    // Browser clients on any origin (ADR 015), the mode prefixes included.
+    const preflight = await fetch(`${relayUrl()}/mj-turbo/mj/submit/imagine`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
   });
 
   it('bad input gets a 4xx in the Midjourney envelope; a token without quota is refused before the upstream', async () => {
@@ -510,5 +516,66 @@ describe('Midjourney relay', () => {
       await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
       await third.close();
     }
+  });
+});
+
+describe('Midjourney relay, in-process store and scheduled polling', () => {
+  let solo: Stack;
+  let up: FakeMidjourney;
+
+  beforeAll(async () => {
+    up = await startFakeMidjourney({ durationMs: 200, secret: 'solo' });
+    // No Redis: the in-process store (its outbox journaled in PostgreSQL) and the in-process leader lease.
+    solo = await startStack({ suffix: 'mjsolo', relays: 1, env: { RELAY_TASK_POLL_INTERVAL_MS: '100' } });
+    await setOptions(solo, { RetryTimes: '0' });
+    await seedChannel(solo, { type: 5, baseUrl: up.url, key: up.secret, models: MODELS });
+    await setOptions(solo, {});
+  }, 60_000);
+
+  afterAll(async () => {
+    await solo?.close();
+    await up?.close();
+  });
+
+  async function until(check: () => Promise<boolean>, timeoutMs = 5_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await sleep(50);
+    }
+  }
+
+  it('the scheduler polls without being asked: one task succeeds, a failed one is refunded once', async () => {
+    const user = await seedUser(solo, { quota: QUOTA });
+    const token = await seedToken(solo, user.id, { remainQuota: QUOTA });
+    const submit = (prompt: string) =>
+      fetch(`${solo.relays[0]!.httpUrl}/mj/submit/imagine`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mj-api-secret': `sk-${token.key}` },
+        body: JSON.stringify({ prompt }),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const ok = await submit('a lake');
+    const bad = await submit('a lake --fail');
+    expect([ok.code, bad.code]).toEqual([1, 1]);
+    const status = async (id: unknown) =>
+      (
+        await solo.sql<{ status: string; refund: number }>(
+          'select status, refund from midjourney_tasks where mj_id = ?',
+          [String(id)],
+        )
+      )[0]!;
+    await until(async () => (await status(ok.result)).status === 'SUCCESS');
+    await until(async () => (await status(bad.result)).refund === 2);
+    await drained(solo);
+    const [u] = await solo.sql<{ quota: string }>('select quota from users where id = ?', [user.id]);
+    const [t] = await solo.sql<{ remain_quota: string }>('select remain_quota from tokens where id = ?', [
+      token.id,
+    ]);
+    expect(Number(u!.quota)).toBe(QUOTA - IMAGINE);
+    expect(Number(t!.remain_quota)).toBe(QUOTA - IMAGINE);
+    const refunds = await solo.sql('select request_id from usage_ledger where request_id like ?', [
+      'mj-refund:%',
+    ]);
+    expect(refunds).toHaveLength(1);
   });
 });
