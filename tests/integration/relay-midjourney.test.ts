@@ -21,7 +21,17 @@ const QUOTA = 10_000_000;
 /** mj_imagine $0.1 and mj_upscale $0.05 (new-api's default ModelPrice) at 500,000 quota per USD, group ratio 1. */
 const IMAGINE = 50_000;
 const UPSCALE = 25_000;
-const MODELS = ['mj_imagine', 'mj_upscale', 'mj_variation', 'mj_reroll', 'mj_describe', 'mj_blend'];
+const MODELS = [
+  'mj_imagine',
+  'mj_upscale',
+  'mj_variation',
+  'mj_reroll',
+  'mj_describe',
+  'mj_blend',
+  'mj_shorten',
+  'mj_modal',
+  'mj_upload',
+];
 
 let fake: FakeMidjourney;
 let other: FakeMidjourney;
@@ -516,6 +526,56 @@ describe('Midjourney relay', () => {
       await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
       await third.close();
     }
+  });
+});
+
+describe('Midjourney relay, every submit kind', () => {
+  it('blend, describe, shorten, change, simple-change, modal and upload are each charged their own fixed price', async () => {
+    const { user, token } = await account();
+    const imagine = await post('/mj/submit/imagine', { prompt: 'base' }, bearer(token.key));
+    const id = String(imagine.body.result);
+    await pollUntil(id, ['SUCCESS']);
+    const kinds: [string, Record<string, unknown>, string, number][] = [
+      ['blend', { base64Array: ['data:image/png;base64,AA', 'data:image/png;base64,BB'] }, 'BLEND', 50_000],
+      ['describe', { base64: 'data:image/png;base64,AA' }, 'DESCRIBE', 25_000],
+      ['shorten', { prompt: 'a very long prompt' }, 'SHORTEN', 50_000],
+      ['change', { taskId: id, action: 'UPSCALE', index: 2 }, 'UPSCALE', 25_000],
+      ['simple-change', { content: `${id} V1` }, 'VARIATION', 50_000],
+      ['modal', { taskId: id, prompt: 'remix' }, 'MODAL', 50_000],
+      ['upload-discord-images', { base64Array: ['data:image/png;base64,AA'] }, 'UPLOAD', 25_000],
+    ];
+    for (const [kind, body, action, price] of kinds) {
+      const res = await post(`/mj/submit/${kind}`, body, bearer(token.key));
+      expect([kind, res.body.code]).toEqual([kind, 1]);
+      const [row] = await stack.sql<{ action: string; quota: string; status: string }>(
+        'select action, quota, status from midjourney_tasks where mj_id = ?',
+        [String(res.body.result)],
+      );
+      expect([kind, row!.action, Number(row!.quota)]).toEqual([kind, action, price]);
+      if (kind === 'upload-discord-images') expect(row!.status).toBe('SUCCESS');
+    }
+    const simple = await post('/mj/submit/simple-change', { content: 'no-such-format' }, bearer(token.key));
+    expect(simple.status).toBe(400);
+    const spent = IMAGINE + kinds.reduce((n, k) => n + k[3], 0);
+    const b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([QUOTA - spent, QUOTA - spent]);
+    const models = await stack.sql<{ model_name: string }>(
+      'select model_name from logs where user_id = ? and type = 2 order by id',
+      [user.id],
+    );
+    // One consume row per charge (batched by the outbox, so not necessarily in submit order).
+    expect(models.map((m) => m.model_name).sort()).toEqual(
+      [
+        'mj_imagine',
+        'mj_blend',
+        'mj_describe',
+        'mj_shorten',
+        'mj_upscale',
+        'mj_variation',
+        'mj_modal',
+        'mj_upload',
+      ].sort(),
+    );
   });
 });
 
