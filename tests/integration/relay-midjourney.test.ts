@@ -334,13 +334,20 @@ describe('Midjourney relay', () => {
       { authorization: 'Bearer midjourney-proxy', 'mj-api-secret': token.key },
     );
     expect(proxyStyle.body.code).toBe(1);
-    const none = await post('/mj/submit/imagine', { prompt: 'x' }, {});
+    const none = await post('/mj/submit/imagine', {}, {});
     expect(none.status).toBe(401);
+    // Model limits apply to the action's model name.
+    const limited = await seedToken(stack, user.id, { remainQuota: QUOTA, modelLimits: ['mj_imagine'] });
+    const allowed = await post('/mj/submit/imagine', { prompt: 'limited' }, bearer(limited.key));
+    expect(allowed.body.code).toBe(1);
+    const blend = await post('/mj/submit/blend', { base64Array: [] }, bearer(limited.key));
+    expect(blend.status).toBe(403);
+    expect(blend.body).toMatchObject({ code: 'model_not_allowed' });
     const bad = await post('/mj/submit/imagine', { prompt: 'x' }, { 'mj-api-secret': 'sk-wrong' });
     expect(bad.status).toBe(401);
     expect(bad.body).toMatchObject({ code: 'invalid_api_key' });
     const b = await balances(user.id, token.id);
-    expect(b.user).toBe(QUOTA - 2 * IMAGINE);
+    expect(b.user).toBe(QUOTA - 3 * IMAGINE);
   });
 
   it('mode prefixes: /mj-fast/mj/... is served, the prefix is not forwarded and MjModeClearEnabled strips --fast', async () => {

@@ -63,13 +63,10 @@ export function createMidjourneyFront(
     try {
       const kind = c.req.param('kind') as string;
       if (!Object.hasOwn(SUBMIT_KINDS, kind)) throw new MjError(404, 4, `unknown submit action ${kind}`);
+      // The key first (a 401 before any complaint about the body); the model limits once the action is known.
+      const caller = await authenticate(c, null);
       const body = await jsonBody(c);
-      const answer = await mj.submit(
-        kind as SubmitKind,
-        body,
-        (model) => authenticate(c, model),
-        clientIp(c, services.clientIp),
-      );
+      const answer = await mj.submit(kind as SubmitKind, body, caller, clientIp(c, services.clientIp));
       return c.json(answer.body as object, answer.status as 200);
     } catch (err) {
       return render(err);

@@ -5,7 +5,7 @@
  * (kept current by the poller, poller.ts).
  */
 import type { OptionService } from '@switchyard/db/options/service.ts';
-import type { Caller } from '../../core/auth.ts';
+import { type Caller, checkModelLimit } from '../../core/auth.ts';
 import { type Catalog, selectChannel } from '../../core/catalog.ts';
 import { channelConfig } from '../../core/relay.ts';
 import type { ChannelRecord } from '../../core/repo.ts';
@@ -124,20 +124,18 @@ export class MidjourneyService {
     }
   }
 
-  /**
-   * Sends a submit upstream and charges it when accepted. `authenticate` checks the caller's key against the
-   * priced model (model limits of the token).
-   */
+  /** Sends a submit of an authenticated caller upstream and charges it when accepted. */
   async submit(
     kind: SubmitKind,
     body: Record<string, unknown>,
-    authenticate: (model: string) => Promise<Caller>,
+    caller: Caller,
     clientIp: string,
   ): Promise<MjAnswer> {
     const d = this.#d;
     const { action, taskId } = MidjourneyService.actionOf(kind, body);
     const model = modelOfAction(action);
-    const caller = await authenticate(model);
+    // The token's model limits apply to the priced model name (mj_imagine, mj_upscale, ...), as in new-api.
+    if (caller.token) checkModelLimit(caller.token, model);
 
     let original: TaskRow | null = null;
     let pinned: ChannelRecord | null = null;
