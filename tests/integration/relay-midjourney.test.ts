@@ -536,6 +536,45 @@ describe('Midjourney relay', () => {
   });
 });
 
+describe('Midjourney relay, upstream failures', () => {
+  it('a channel whose key the upstream refuses answers 502 and charges nothing; an unreachable one too', async () => {
+    const wrong = await startFakeMidjourney({ secret: 'right' });
+    try {
+      const refused = await seedChannel(stack, {
+        type: 2,
+        baseUrl: wrong.url,
+        key: 'wrong',
+        models: ['mj_imagine'],
+      });
+      const gone = await seedChannel(stack, {
+        type: 2,
+        baseUrl: 'http://127.0.0.1:9',
+        key: 'k',
+        models: ['mj_imagine'],
+      });
+      await setOptions(stack, {});
+      const admin = await seedUser(stack, { quota: QUOTA, role: 100 });
+      const key = (await seedToken(stack, admin.id, { remainQuota: QUOTA })).key;
+      for (const ch of [refused, gone]) {
+        const res = await post('/mj/submit/imagine', { prompt: 'x' }, bearer(`${key}-${ch.id}`));
+        expect([ch.id, res.status, res.body.code]).toEqual([ch.id, 502, 4]);
+      }
+      await drained(stack);
+      const [u] = await stack.sql<{ quota: string }>('select quota from users where id = ?', [admin.id]);
+      expect(Number(u!.quota)).toBe(QUOTA);
+      expect(await stack.relays[0]!.store.balance({ kind: 'user', id: admin.id })).toBe(QUOTA);
+      await stack.sql('update channels set status = 2 where id in (?, ?)', [refused.id, gone.id]);
+      await stack.sql('update abilities set enabled = false where channel_id in (?, ?)', [
+        refused.id,
+        gone.id,
+      ]);
+      await setOptions(stack, {});
+    } finally {
+      await wrong.close();
+    }
+  });
+});
+
 describe('Midjourney relay, every submit kind', () => {
   it('blend, describe, shorten, change, simple-change, modal and upload are each charged their own fixed price', async () => {
     const { user, token } = await account();

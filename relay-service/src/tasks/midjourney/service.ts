@@ -252,9 +252,11 @@ export class MidjourneyService {
     if (!answer)
       return {
         ok: false,
-        retryable: res.status >= 500 || res.status === 429 || res.ok,
+        // A 200 we cannot read may have started a task: never sent to a second channel.
+        retryable: res.status >= 500 || res.status === 429,
         error: new MjError(
-          res.ok ? 502 : res.status,
+          // The channel's own key refused is the gateway's problem, not the client's.
+          res.ok || res.status === 401 || res.status === 403 ? 502 : res.status,
           4,
           `upstream answered ${res.status}: ${text.slice(0, 200)}`,
         ),
