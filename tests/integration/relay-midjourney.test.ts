@@ -575,6 +575,25 @@ describe('Midjourney relay, upstream failures', () => {
   });
 });
 
+describe('Midjourney relay, concurrent submits', () => {
+  it('hold the price before the upstream is asked: 6 concurrent imagines on 120,000 quota, two accepted', async () => {
+    const { user, token } = await account(120_000);
+    const before = fake.submits.length + other.submits.length;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        post('/mj/submit/imagine', { prompt: `race ${i}` }, bearer(token.key), i % 2),
+      ),
+    );
+    const accepted = answers.filter((a) => a.body.code === 1);
+    expect(accepted).toHaveLength(2);
+    expect(answers.filter((a) => a.status === 403)).toHaveLength(4);
+    // The refused ones never reached an upstream.
+    expect(fake.submits.length + other.submits.length - before).toBe(2);
+    const b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([120_000 - 2 * IMAGINE, 120_000 - 2 * IMAGINE]);
+  });
+});
+
 describe('Midjourney relay, every submit kind', () => {
   it('blend, describe, shorten, change, simple-change, modal and upload are each charged their own fixed price', async () => {
     const { user, token } = await account();
