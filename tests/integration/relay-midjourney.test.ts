@@ -280,6 +280,16 @@ describe('Midjourney relay', () => {
     await sleep(1_600);
     const row = await pollUntil(mjId, ['FAILURE']);
     expect(String(row.fail_reason)).toContain('the upstream no longer knows the task');
+    // A task the upstream keeps running past the timeout fails too.
+    const stuck = await post('/mj/submit/imagine', { prompt: 'stuck' }, bearer(token.key));
+    const stuckId = String(stuck.body.result);
+    await stack.sql('update midjourney_tasks set submit_time = submit_time - 10000 where mj_id = ?', [
+      stuckId,
+    ]);
+    const stuckRow = await pollUntil(stuckId, ['FAILURE']);
+    expect(String(stuckRow.fail_reason)).toMatch(
+      /^timed out after 2 s: still (SUBMITTED|IN_PROGRESS) upstream$/,
+    );
     const b = await balances(user.id, token.id);
     expect(b.user).toBe(QUOTA);
     expect(b.token).toBe(QUOTA);

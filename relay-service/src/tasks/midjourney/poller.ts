@@ -3,8 +3,8 @@
  * in-process lease without Redis): unfinished tasks are read in batches, grouped by channel and fetched with
  * midjourney-proxy's `POST /mj/task/list-by-condition {"ids": [...]}`; progress, image, buttons and fail reason
  * are written; a task finishes once (conditional update), and a FAILURE of a charged task marks its refund due
- * in the same statement. A task without an upstream id, or whose upstream never finished it within the timeout
- * (channel gone, task lost), fails with the reason saying so. Due refunds are then reported to Billing as
+ * in the same statement. A task without an upstream id, or not finished within the timeout (still running
+ * upstream, lost by the upstream, channel gone or unreachable), fails with the reason saying which. Due refunds are then reported to Billing as
  * TASK_REFUND events keyed `mj-refund:<task id>` and marked done when acknowledged: a relay that dies between
  * the two leaves the refund due, and the next poll reports it again, which Billing's ledger applies once.
  */
@@ -72,11 +72,18 @@ export class MidjourneyPoller {
       );
       for (const t of list) {
         const up = found?.get(t.mjId);
-        if (up) {
-          if (await this.#apply(t, up)) finished++;
-        } else if (this.#now() - t.submitTime > d.timeoutMs) {
-          const why = found ? 'the upstream no longer knows the task' : 'the upstream could not be reached';
-          if (await this.#fail(t, `timed out after ${Math.round(d.timeoutMs / 60_000)} min: ${why}`))
+        if (up && (await this.#apply(t, up))) {
+          finished++;
+          continue;
+        }
+        // Not finished within the timeout (new-api: 1 h), whether the upstream still runs it, lost it or is gone.
+        if (this.#now() - t.submitTime > d.timeoutMs) {
+          const why = up
+            ? `still ${up.status || 'unfinished'} upstream`
+            : found
+              ? 'the upstream no longer knows the task'
+              : 'the upstream could not be reached';
+          if (await this.#fail({ ...t, progress: up?.progress || t.progress }, this.#timeoutReason(why)))
             finished++;
         }
       }
@@ -145,6 +152,12 @@ export class MidjourneyPoller {
     if (status === 'SUCCESS' || status === 'FAILURE') return this.#d.repo.finish(t.id, u);
     await this.#d.repo.progress(t.id, u);
     return false;
+  }
+
+  #timeoutReason(why: string): string {
+    const ms = this.#d.timeoutMs;
+    const after = ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+    return `timed out after ${after}: ${why}`;
   }
 
   #fail(t: TaskRow, reason: string): Promise<boolean> {
