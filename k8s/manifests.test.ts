@@ -121,6 +121,9 @@ describe.each(Object.keys(results))('rendered %s', (name) => {
       'Prefix /v1': 'switchyard-relay',
       'Prefix /v1beta': 'switchyard-relay',
       'Prefix /mj': 'switchyard-relay',
+      'Prefix /mj-fast/mj': 'switchyard-relay',
+      'Prefix /mj-turbo/mj': 'switchyard-relay',
+      'Prefix /mj-relax/mj': 'switchyard-relay',
       'Prefix /suno': 'switchyard-relay',
       'Prefix /': 'switchyard-console',
     });

@@ -10,6 +10,9 @@ describe('isRelayPath', () => {
     ['/v1', true],
     ['/v1beta/models/gemini:generateContent', true],
     ['/mj/submit/imagine', true],
+    ['/mj-fast/mj/submit/imagine', true],
+    ['/mj-relax/mj/task/1/fetch', true],
+    ['/mj-other/mj/submit/imagine', false],
     ['/suno/submit/music', true],
     // The playground is the console's (session-authenticated, ADR 008).
     ['/pg/chat/completions', false],

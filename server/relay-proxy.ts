@@ -14,7 +14,17 @@ import { envelopeFor } from '@switchyard/relay/http/envelopes.ts';
 import { CLIENT_IP_HEADER } from '#app/domain/security/rate-limit.server.ts';
 
 // Not /pg/: the playground is served by the console itself (session auth, ADR 008).
-export const RELAY_PATH_PREFIXES = ['/v1/', '/v1beta/', '/mj/', '/suno/', '/dashboard/billing/'] as const;
+export const RELAY_PATH_PREFIXES = [
+  '/v1/',
+  '/v1beta/',
+  '/mj/',
+  // Midjourney's mode prefixes (new-api's /:mode/mj/...).
+  '/mj-fast/mj/',
+  '/mj-turbo/mj/',
+  '/mj-relax/mj/',
+  '/suno/',
+  '/dashboard/billing/',
+] as const;
 
 export function isRelayPath(pathname: string): boolean {
   if (pathname === '/v1' || pathname === '/v1beta') return true;

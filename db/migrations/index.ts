@@ -10,6 +10,7 @@ import { Migration20261125165000_access_token_hash } from './Migration2026112516
 import { Migration20261125180000_quota_warned } from './Migration20261125180000_quota_warned.ts';
 import { Migration20261125192000_order_cents } from './Migration20261125192000_order_cents.ts';
 import { Migration20261125192641_notification_outbox } from './Migration20261125192641_notification_outbox.ts';
+import { Migration20261125203000_task_refunds } from './Migration20261125203000_task_refunds.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123080104', class: Migration20261123080104 },
@@ -22,4 +23,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125180000_quota_warned', class: Migration20261125180000_quota_warned },
   { name: 'Migration20261125192000_order_cents', class: Migration20261125192000_order_cents },
   { name: 'Migration20261125192641_notification_outbox', class: Migration20261125192641_notification_outbox },
+  { name: 'Migration20261125203000_task_refunds', class: Migration20261125203000_task_refunds },
 ];

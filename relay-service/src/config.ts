@@ -73,6 +73,10 @@ const RelayEnv = z.object({
   RELAY_CHANNEL_TEST_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
   /** Poll every enabled channel's upstream balance this often (0 = only on demand); one relay at a time. */
   RELAY_BALANCE_UPDATE_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
+  /** Poll unfinished Midjourney tasks this often (new-api: 15 s; 0 = never); one relay at a time. */
+  RELAY_TASK_POLL_INTERVAL_MS: z.coerce.number().int().min(0).default(15_000),
+  /** An unfinished task fails (and is refunded) this long after its submit (new-api: 1 h). */
+  RELAY_TASK_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** How long a stop waits for in-flight HTTP requests and gRPC calls before closing them. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),

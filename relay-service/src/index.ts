@@ -12,6 +12,7 @@ import { createHttpApp } from './http/app.ts';
 import { createClaudeFront } from './http/claude.ts';
 import { createClientIpResolver } from './http/client-ip.ts';
 import { createGeminiFront } from './http/gemini.ts';
+import { createMidjourneyFront } from './http/midjourney.ts';
 import { createOpenAiFront } from './http/openai.ts';
 import { createLogger, type Logger } from './log.ts';
 import { releaseStartupMemory, serveHttp } from './runtime.ts';
@@ -88,6 +89,8 @@ export async function startRelay(
           createClaudeFront({ ...pipeline, clientIp }),
           // Gemini owns /v1beta and POST /v1/models/{model}:{method}.
           createGeminiFront({ ...pipeline, clientIp }),
+          // Midjourney owns /mj/... and the mode prefixes /mj-fast/mj/... (before OpenAI, the fallback).
+          createMidjourneyFront({ ...pipeline, clientIp }),
           createOpenAiFront({ ...pipeline, clientIp }),
         ]
       : undefined;

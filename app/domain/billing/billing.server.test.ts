@@ -421,6 +421,45 @@ describe('reportUsage', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('applies a task refund once: user quota and token remain_quota back, a system log row (ADR 029)', async () => {
+    const f = await seed();
+    await options.set('LogConsumeEnabled', false);
+    const refund = (requestId: string, tokenId: number) =>
+      event({
+        requestId,
+        userId: f.userId,
+        tokenId,
+        channelIds: [f.c1],
+        modelName: 'mj_imagine',
+        quota: 50_000,
+        kind: UsageKind.TaskRefund,
+        content: 'Midjourney task 1 failed (banned); 50000 quota refunded',
+      });
+    const acks = await Promise.all([
+      reportUsage(deps, [refund('mj-refund:1', f.tokenId)]),
+      reportUsage(deps, [refund('mj-refund:1', f.tokenId)]),
+    ]);
+    expect(acks.map((a) => a[0]!.status).sort()).toEqual(['accepted', 'duplicate']);
+    // used_quota of the user keeps the charge (the sum of consume logs); the token's goes down.
+    expect(await userRow(f.userId)).toEqual({ quota: 150_000, usedQuota: 0, requestCount: 0 });
+    expect(await tokenRow(f.tokenId)).toMatchObject({ remainQuota: 100_000, usedQuota: -50_000 });
+    // Written although LogConsumeEnabled is off: a refund is a system row.
+    const logs = await sql<{ type: number; quota: string; content: string; model_name: string }>(
+      'select type, quota, content, model_name from logs',
+    );
+    expect(logs).toEqual([
+      {
+        type: 4,
+        quota: '50000',
+        content: 'Midjourney task 1 failed (banned); 50000 quota refunded',
+        model_name: 'mj_imagine',
+      },
+    ]);
+    // An unlimited token keeps its remain_quota.
+    await reportUsage(deps, [refund('mj-refund:2', f.unlimitedId)]);
+    expect(await tokenRow(f.unlimitedId)).toMatchObject({ remainQuota: 7 });
+  });
+
   it('with DataExportEnabled off keeps quota_data unchanged', async () => {
     const f = await seed();
     await options.set('DataExportEnabled', false);

@@ -182,7 +182,8 @@ function prepare(e: UsageEventInput, index: number): Prepared | string {
   if (e.requestId.length > 64) return 'request_id is longer than 64 characters';
   if (!isId(e.userId)) return 'user_id must be a positive 32-bit integer';
   if (!isCount(e.tokenId, INT32_MAX)) return 'token_id must be a non-negative 32-bit integer';
-  if (e.kind !== UsageKind.Consume && e.kind !== UsageKind.ChannelTest) return `unknown usage kind ${e.kind}`;
+  if (e.kind !== UsageKind.Consume && e.kind !== UsageKind.ChannelTest && e.kind !== UsageKind.TaskRefund)
+    return `unknown usage kind ${e.kind}`;
   if (!Array.isArray(e.channelIds) || !e.channelIds.every(isId))
     return 'channel_ids must be positive integers';
   if (typeof e.modelName !== 'string' || e.modelName.length === 0) return 'model_name is empty';
@@ -353,7 +354,11 @@ async function applyBatch(
     consume.length > 0
       ? await applyConsume(tx, consume, names, { ...opts, users: locked })
       : ([] as QuotaWarning[]);
+  const refunds = fresh.filter((p) => p.kind === UsageKind.TaskRefund);
+  if (refunds.length > 0) await applyRefunds(tx, refunds, names);
+  // Refunds are system log rows, written whatever LogConsumeEnabled says (it is about consume rows).
   if (opts.logEnabled) await insertLogs(tx, fresh, names);
+  else if (refunds.length > 0) await insertLogs(tx, refunds, names);
   return { inserted, unknownUsers, warnings };
 }
 
@@ -507,6 +512,45 @@ async function applyConsume(
   return warnings;
 }
 
+/**
+ * Failed asynchronous tasks (ADR 029): the task's charge goes back to the user's balance and to the token's
+ * remaining quota (the token's used_quota goes down by it, as new-api's token refund does). The user's used_quota
+ * keeps the consume log's charge: the refund is its own system log row, so used_quota still equals the sum of the
+ * consume logs. The ledger row inserted just before is what makes a second report of the same refund a no-op.
+ */
+async function applyRefunds(tx: EntityManager, events: Prepared[], names: Names): Promise<void> {
+  const users = new Map<number, number>();
+  const tokens = new Map<number, number>();
+  for (const p of events) {
+    const { userId, tokenId, quota } = p.event;
+    users.set(userId, (users.get(userId) ?? 0) + quota);
+    if (tokenId > 0) tokens.set(tokenId, (tokens.get(tokenId) ?? 0) + quota);
+  }
+  const userIds = sortedNumbers(users.keys());
+  await tx.execute(
+    'update users as u set quota = u.quota + v.quota ' +
+      `from (values ${valuesList(userIds.length, ['int', 'bigint'])}) as v(id, quota) where u.id = v.id`,
+    userIds.flatMap((id) => [id, users.get(id)!]),
+  );
+  if (tokens.size > 0) {
+    const ids = sortedNumbers(tokens.keys());
+    await readNames(
+      tx,
+      `select id, name from tokens where id in (${placeholders(ids.length)}) order by id for update`,
+      ids,
+      names.tokens,
+    );
+    await tx.execute(
+      // No clamp: a refund may be billed before its charge (both come from the relay's outboxes), and the two
+      // must commute.
+      'update tokens as t set used_quota = t.used_quota - v.quota, ' +
+        'remain_quota = case when t.unlimited_quota then t.remain_quota else t.remain_quota + v.quota end ' +
+        `from (values ${valuesList(ids.length, ['int', 'bigint'])}) as v(id, quota) where t.id = v.id`,
+      ids.flatMap((id) => [id, tokens.get(id)!]),
+    );
+  }
+}
+
 async function insertLogs(tx: EntityManager, events: Prepared[], names: Names): Promise<void> {
   const tokenIds = sortedNumbers(
     events
@@ -531,7 +575,7 @@ async function insertLogs(tx: EntityManager, events: Prepared[], names: Names): 
     return {
       u: e.userId,
       c: p.createdAt,
-      y: LogType.Consume,
+      y: p.kind === UsageKind.TaskRefund ? LogType.System : LogType.Consume,
       ct: text(e.content || (test ? CHANNEL_TEST_LOG_NAME : '')),
       un: text(names.usernames.get(e.userId) ?? ''),
       tn: text(e.tokenName || (test ? CHANNEL_TEST_LOG_NAME : (names.tokens.get(e.tokenId) ?? ''))),

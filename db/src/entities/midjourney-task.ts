@@ -2,6 +2,9 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { nowSeconds } from './common.ts';
 
 /** Drawing task status (seed 001 §4). */
+/** Refund state of a charged task (ADR 029). */
+export const TaskRefund = { None: 0, Due: 1, Done: 2 } as const;
+
 export const MidjourneyTaskStatus = {
   NotStart: 'NOT_START',
   Submitted: 'SUBMITTED',
@@ -48,7 +51,16 @@ export const MidjourneyTaskSchema = defineEntity({
     /** JSON text */
     buttons: p.text().default(''),
     /** JSON text */
-    properties: p.text().default(''),
+    properties: p
+      .text()
+      .default('') /** The token charged (0: none); a refund goes back to it too (ADR 029). */,
+    tokenId: p.integer().default(0),
+    /** The group the task was priced in. */
+    group: p.string().length(64).default(''),
+    /** The relay request id of the charge (the consume log's request_id). */
+    requestId: p.string().length(64).default(''),
+    /** Refund state (TaskRefund): 0 none due, 1 due (failed, not yet applied by Billing), 2 applied. */
+    refund: p.smallint().default(0),
   },
   indexes: [
     { name: 'midjourney_tasks_user_id_id_index', properties: ['userId', 'id'] },

@@ -48,7 +48,14 @@ export const TaskSchema = defineEntity({
     /** JSON text */
     properties: p.text().default(''),
     /** JSON text: the upstream's task record */
-    data: p.text().default(''),
+    data: p.text().default('') /** The token charged (0: none); a refund goes back to it too (ADR 029). */,
+    tokenId: p.integer().default(0),
+    /** The group the task was priced in. */
+    group: p.string().length(64).default(''),
+    /** The relay request id of the charge (the consume log's request_id). */
+    requestId: p.string().length(64).default(''),
+    /** Refund state (TaskRefund): 0 none due, 1 due (failed, not yet applied by Billing), 2 applied. */
+    refund: p.smallint().default(0),
   },
   indexes: [
     { name: 'tasks_user_id_id_index', properties: ['userId', 'id'] },

@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
 /** usage_ledger.kind: mirrors switchyard.billing.v1.UsageKind. */
-export const UsageLedgerKind = { Consume: 1, ChannelTest: 2 } as const;
+export const UsageLedgerKind = { Consume: 1, ChannelTest: 2, TaskRefund: 3 } as const;
 export type UsageLedgerKind = (typeof UsageLedgerKind)[keyof typeof UsageLedgerKind];
 
 /**

@@ -14,6 +14,10 @@ import type { Logger } from '../log.ts';
 import { PgOutboxJournal } from '../store/journal.ts';
 import { MemoryStore } from '../store/memory.ts';
 import type { RelayStore } from '../store/types.ts';
+import { TaskCharges } from '../tasks/charge.ts';
+import { MidjourneyPoller } from '../tasks/midjourney/poller.ts';
+import { createMidjourneyRepo } from '../tasks/midjourney/repo.ts';
+import { MidjourneyService } from '../tasks/midjourney/service.ts';
 import { Accounts } from './auth.ts';
 import { Catalog } from './catalog.ts';
 import { ChannelOps } from './channels.ts';
@@ -31,6 +35,10 @@ export type RelayPipeline = {
   channels: ChannelOps;
   outbox: OutboxForwarder;
   store: RelayStore;
+  /** Midjourney submits and reads (tasks/midjourney). */
+  midjourney: MidjourneyService;
+  /** The Midjourney task poller (run by the scheduler on the leader; tests call pollOnce). */
+  midjourneyPoller: MidjourneyPoller;
   /** Drops cached accounts/balances; reloads channels and options when `channels`. */
   invalidate(userIds: readonly number[], tokenIds: readonly number[], channels: boolean): Promise<void>;
   stop(): Promise<void>;
@@ -125,6 +133,28 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       log,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
+    const mjRepo = createMidjourneyRepo(sqlFor(orm));
+    const charges = new TaskCharges({ core, store, options, outbox, log });
+    const midjourney = new MidjourneyService({
+      repo: mjRepo,
+      charges,
+      catalog,
+      options,
+      log,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+      disableChannel: (channel, reason) => core.disableChannel(channel, reason),
+    });
+    const midjourneyPoller = new MidjourneyPoller({
+      repo: mjRepo,
+      catalog,
+      store,
+      reporter,
+      log,
+      invalidateAccounts: (users, tokens) => accounts.invalidate(users, tokens),
+      timeoutMs: cfg.RELAY_TASK_TIMEOUT_MS,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
     outbox.start();
     const scheduler = startScheduler({
       store,
@@ -144,6 +174,13 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
           everyMs: cfg.RELAY_BALANCE_UPDATE_INTERVAL_MS,
           run: async () => {
             for await (const _ of channels.updateAllBalances());
+          },
+        },
+        {
+          name: 'midjourney-poll',
+          everyMs: cfg.RELAY_TASK_POLL_INTERVAL_MS,
+          run: async () => {
+            await midjourneyPoller.pollOnce();
           },
         },
       ],
@@ -167,6 +204,8 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       channels,
       outbox,
       store,
+      midjourney,
+      midjourneyPoller,
       async invalidate(userIds, tokenIds, reloadChannels) {
         accounts.invalidate(userIds, tokenIds);
         await Promise.all([

@@ -243,7 +243,7 @@ export class RelayCore {
 
     const limit = rateLimitFor(d.options, caller.user.id);
     const tokenId = caller.token && !caller.token.unlimitedQuota ? caller.token.id : null;
-    await this.#reserve({
+    await this.reserve({
       requestId,
       userId: caller.user.id,
       tokenId,
@@ -273,7 +273,8 @@ export class RelayCore {
     }
   }
 
-  async #reserve(req: {
+  /** Rate limits and the quota hold in one store call, loading missing balances (tasks: a fixed-price hold). */
+  async reserve(req: {
     requestId: string;
     userId: number;
     tokenId: number | null;

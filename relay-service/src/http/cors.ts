@@ -8,7 +8,16 @@ import type { MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 
 /** The model API paths (the console forwards the same ones). */
-const MODEL_API_PREFIXES = ['/v1/', '/v1beta/', '/mj/', '/suno/', '/dashboard/billing/'] as const;
+const MODEL_API_PREFIXES = [
+  '/v1/',
+  '/v1beta/',
+  '/mj/',
+  '/mj-fast/mj/',
+  '/mj-turbo/mj/',
+  '/mj-relax/mj/',
+  '/suno/',
+  '/dashboard/billing/',
+] as const;
 
 export function isModelApiPath(pathname: string): boolean {
   if (pathname === '/v1' || pathname === '/v1beta') return true;

@@ -5,10 +5,12 @@
 import { claudeError, isClaudePath } from './claude.ts';
 import type { FrontError } from './fronts.ts';
 import { geminiError, isGeminiPath } from './gemini.ts';
+import { isMidjourneyPath, midjourneyFrontError } from './midjourney-envelope.ts';
 import { openAiError } from './openai.ts';
 
 export function envelopeFor(pathname: string): (e: FrontError) => Response {
   if (isClaudePath(pathname)) return claudeError;
   if (isGeminiPath(pathname)) return geminiError;
+  if (isMidjourneyPath(pathname)) return midjourneyFrontError;
   return openAiError;
 }

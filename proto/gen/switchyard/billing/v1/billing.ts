@@ -26,6 +26,12 @@ export const UsageKind = {
   USAGE_KIND_CONSUME: 1,
   /** USAGE_KIND_CHANNEL_TEST - A channel test (seed: "模型测试"): the consume log row is written with its computed quota, nothing is deducted. */
   USAGE_KIND_CHANNEL_TEST: 2,
+  /**
+   * USAGE_KIND_TASK_REFUND - An asynchronous task (Midjourney, Suno) that failed after it was charged: `quota` (> 0) goes back to the user
+   * and to the token, a system log row says why. request_id is the refund's own key (e.g. "mj-refund:<task id>"),
+   * so a refund reported twice (two relays, a retry) is applied once.
+   */
+  USAGE_KIND_TASK_REFUND: 3,
 } as const;
 
 export type UsageKind = typeof UsageKind[keyof typeof UsageKind];
@@ -34,6 +40,7 @@ export namespace UsageKind {
   export type USAGE_KIND_UNSPECIFIED = typeof UsageKind.USAGE_KIND_UNSPECIFIED;
   export type USAGE_KIND_CONSUME = typeof UsageKind.USAGE_KIND_CONSUME;
   export type USAGE_KIND_CHANNEL_TEST = typeof UsageKind.USAGE_KIND_CHANNEL_TEST;
+  export type USAGE_KIND_TASK_REFUND = typeof UsageKind.USAGE_KIND_TASK_REFUND;
 }
 
 export function usageKindFromJSON(object: any): UsageKind {
@@ -47,6 +54,9 @@ export function usageKindFromJSON(object: any): UsageKind {
     case 2:
     case "USAGE_KIND_CHANNEL_TEST":
       return UsageKind.USAGE_KIND_CHANNEL_TEST;
+    case 3:
+    case "USAGE_KIND_TASK_REFUND":
+      return UsageKind.USAGE_KIND_TASK_REFUND;
     default:
       throw new globalThis.Error("Unrecognized enum value " + object + " for enum UsageKind");
   }
@@ -60,6 +70,8 @@ export function usageKindToJSON(object: UsageKind): string {
       return "USAGE_KIND_CONSUME";
     case UsageKind.USAGE_KIND_CHANNEL_TEST:
       return "USAGE_KIND_CHANNEL_TEST";
+    case UsageKind.USAGE_KIND_TASK_REFUND:
+      return "USAGE_KIND_TASK_REFUND";
     default:
       throw new globalThis.Error("Unrecognized enum value " + object + " for enum UsageKind");
   }

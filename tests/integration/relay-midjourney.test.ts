@@ -1,0 +1,716 @@
+/**
+ * Midjourney through the relay (issue 17, ADR 029), against the midjourney-proxy fake on loopback, real
+ * PostgreSQL, Redis (two relays sharing it) and the console's Billing over gRPC: fixed-price charges on accepted
+ * submits only, follow-ups on the owning channel, polling, refunds applied exactly once (also with two relays
+ * polling at once), the upstream-gone timeout, the fetch and list routes, the mode prefixes, the key headers and
+ * per-user isolation. Polling is driven by hand (RELAY_TASK_POLL_INTERVAL_MS=0) so the figures are exact.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeMidjourney, startFakeMidjourney } from '../fakes/midjourney.ts';
+import {
+  drained,
+  type Stack,
+  seedChannel,
+  seedToken,
+  seedUser,
+  setOptions,
+  startStack,
+} from './relay-stack.ts';
+
+const QUOTA = 10_000_000;
+/** mj_imagine $0.1 and mj_upscale $0.05 (new-api's default ModelPrice) at 500,000 quota per USD, group ratio 1. */
+const IMAGINE = 50_000;
+const UPSCALE = 25_000;
+const MODELS = [
+  'mj_imagine',
+  'mj_upscale',
+  'mj_variation',
+  'mj_reroll',
+  'mj_describe',
+  'mj_blend',
+  'mj_shorten',
+  'mj_modal',
+  'mj_upload',
+];
+
+let fake: FakeMidjourney;
+let other: FakeMidjourney;
+let stack: Stack;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  fake = await startFakeMidjourney({ durationMs: 300 });
+  other = await startFakeMidjourney({ durationMs: 300, secret: 'other-secret' });
+  stack = await startStack({
+    suffix: 'mj',
+    redis: true,
+    relays: 2,
+    env: { RELAY_TASK_POLL_INTERVAL_MS: '0', RELAY_TASK_TIMEOUT_MS: '1500' },
+  });
+  await setOptions(stack, {
+    RetryTimes: '0',
+    MjNotifyEnabled: 'false',
+    MjModeClearEnabled: 'true',
+    MjActionCheckSuccessEnabled: 'true',
+  });
+  // Two drawing channels: a follow-up must go to the one that owns its original task.
+  await seedChannel(stack, { type: 2, baseUrl: fake.url, key: fake.secret, models: MODELS, weight: 1 });
+  await seedChannel(stack, { type: 5, baseUrl: other.url, key: other.secret, models: MODELS, weight: 1 });
+  await setOptions(stack, {});
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await fake?.close();
+  await other?.close();
+});
+
+async function account(quota = QUOTA) {
+  const user = await seedUser(stack, { quota });
+  const token = await seedToken(stack, user.id, { remainQuota: quota });
+  return { user, token };
+}
+
+function relayUrl(i = 0): string {
+  return stack.relays[i]!.httpUrl;
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string>, relay = 0) {
+  const res = await fetch(`${relayUrl(relay)}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function get(path: string, headers: Record<string, string>) {
+  const res = await fetch(`${relayUrl()}${path}`, { headers });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const bearer = (key: string) => ({ authorization: `Bearer sk-${key}` });
+
+async function balances(userId: number, tokenId: number) {
+  await drained(stack);
+  const [u] = await stack.sql<{ quota: string; used_quota: string }>(
+    'select quota, used_quota from users where id = ?',
+    [userId],
+  );
+  const [t] = await stack.sql<{ remain_quota: string; used_quota: string }>(
+    'select remain_quota, used_quota from tokens where id = ?',
+    [tokenId],
+  );
+  return {
+    user: Number(u?.quota),
+    userUsed: Number(u?.used_quota),
+    token: Number(t?.remain_quota),
+    tokenUsed: Number(t?.used_quota),
+  };
+}
+
+async function pollUntil(mjId: string, statuses: string[], timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await stack.relays[0]!.pipeline!.midjourneyPoller.pollOnce();
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      mjId,
+    ]);
+    if (row && statuses.includes(String(row.status))) return row;
+    if (Date.now() > deadline) throw new Error(`task ${mjId} stayed ${String(row?.status)}`);
+    await sleep(100);
+  }
+}
+
+describe('Midjourney relay', () => {
+  it('imagine then upscale with an sk- token: charged exactly the two fixed prices, the upscale on the same channel', async () => {
+    const { user, token } = await account();
+    const imagine = await post('/mj/submit/imagine', { prompt: 'a red fox' }, bearer(token.key));
+    expect(imagine.status).toBe(200);
+    expect(imagine.body).toMatchObject({ code: 1, description: '提交成功' });
+    const mjId = String(imagine.body.result);
+    const owner = fake.tasks.has(mjId) ? fake : other;
+    const notOwner = owner === fake ? other : fake;
+    expect(owner.tasks.has(mjId)).toBe(true);
+
+    // In progress, then done: the poller writes progress, image and buttons.
+    const done = await pollUntil(mjId, ['SUCCESS']);
+    expect(done).toMatchObject({
+      progress: '100%',
+      action: 'IMAGINE',
+      prompt: 'a red fox',
+      quota: String(IMAGINE),
+    });
+    expect(String(done.image_url)).toBe(`${owner.url}/attachments/${mjId}.png`);
+    const buttons = JSON.parse(String(done.buttons)) as { customId: string }[];
+    expect(buttons.map((b) => b.customId)).toContain(`MJ::JOB::upsample::1::${mjId}`);
+
+    const before = notOwner.submits.length;
+    const upscale = await post(
+      '/mj/submit/action',
+      { taskId: mjId, customId: `MJ::JOB::upsample::1::${mjId}` },
+      bearer(token.key),
+    );
+    expect(upscale.body).toMatchObject({ code: 1 });
+    expect(owner.tasks.get(String(upscale.body.result))?.action).toBe('UPSCALE');
+    expect(notOwner.submits.length).toBe(before);
+
+    const b = await balances(user.id, token.id);
+    expect(b).toEqual({
+      user: QUOTA - IMAGINE - UPSCALE,
+      userUsed: IMAGINE + UPSCALE,
+      token: QUOTA - IMAGINE - UPSCALE,
+      tokenUsed: IMAGINE + UPSCALE,
+    });
+    const logs = await stack.sql<{ model_name: string; quota: string; type: number; channel_id: number }>(
+      'select model_name, quota, type, channel_id from logs where user_id = ? order by id',
+      [user.id],
+    );
+    expect(logs.map((l) => [l.model_name, Number(l.quota), l.type])).toEqual([
+      ['mj_imagine', IMAGINE, 2],
+      ['mj_upscale', UPSCALE, 2],
+    ]);
+    expect(logs[0]!.channel_id).toBe(logs[1]!.channel_id);
+    const rows = await stack.sql<{ action: string; quota: string; token_id: number; channel_id: number }>(
+      'select action, quota, token_id, channel_id from midjourney_tasks where user_id = ? order by id',
+      [user.id],
+    );
+    expect(rows.map((r) => [r.action, Number(r.quota), r.token_id])).toEqual([
+      ['IMAGINE', IMAGINE, token.id],
+      ['UPSCALE', UPSCALE, token.id],
+    ]);
+    expect(rows[1]!.channel_id).toBe(rows[0]!.channel_id);
+  });
+
+  it('a refused submit charges nothing and records no task; a follow-up of an unfinished task is refused', async () => {
+    const { user, token } = await account();
+    fake.refuseNext({ code: 24, description: '可能包含敏感词' });
+    other.refuseNext({ code: 24, description: '可能包含敏感词' });
+    const refused = await post('/mj/submit/imagine', { prompt: 'forbidden' }, bearer(token.key));
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatchObject({ code: 24, description: '可能包含敏感词', result: null });
+    fake.refuseNext({ code: 30, description: 'queue full' });
+    other.refuseNext({ code: 30, description: 'queue full' });
+    const full = await post('/mj/submit/imagine', { prompt: 'later' }, bearer(token.key));
+    expect(full.status).toBe(429);
+    // One refusal per fake was armed; only the channel picked used its own.
+    fake.refuseNext(null);
+    other.refuseNext(null);
+
+    // An unknown task id, and (MjActionCheckSuccessEnabled) a task not finished yet: refused before any upstream.
+    const unknown = await post(
+      '/mj/submit/action',
+      { taskId: 'nope', customId: 'MJ::JOB::upsample::1::nope' },
+      bearer(token.key),
+    );
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ code: 4, description: 'task_not_found' });
+    const fresh = await post('/mj/submit/imagine', { prompt: 'slow' }, bearer(token.key));
+    const early = await post(
+      '/mj/submit/action',
+      { taskId: fresh.body.result, customId: `MJ::JOB::upsample::1::${String(fresh.body.result)}` },
+      bearer(token.key),
+    );
+    expect(early.body).toMatchObject({ code: 4, description: 'task_status_not_success' });
+
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA - IMAGINE);
+    expect(b.token).toBe(QUOTA - IMAGINE);
+    const rows = await stack.sql('select id from midjourney_tasks where user_id = ?', [user.id]);
+    expect(rows).toHaveLength(1);
+    // The holds of the refused submits were released: the cached spendable balance is exact.
+    expect(await stack.relays[0]!.store.balance({ kind: 'token', id: token.id })).toBe(QUOTA - IMAGINE);
+  });
+
+  it('a task the upstream fails is refunded exactly once to user and token, with two relays polling at once', async () => {
+    const { user, token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'a cat' }, bearer(token.key));
+    expect(submit.body.code).toBe(1);
+    const mjId = String(submit.body.result);
+    (fake.tasks.has(mjId) ? fake : other).fail(mjId, 'Job action restricted');
+    const [a, b] = stack.relays.map((r) => r.pipeline!.midjourneyPoller);
+    const results = await Promise.all([a!.pollOnce(), b!.pollOnce(), a!.pollOnce(), b!.pollOnce()]);
+    expect(results.reduce((n, r) => n + r.refunded, 0)).toBe(1);
+
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      mjId,
+    ]);
+    expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'Job action restricted', refund: 2 });
+    const after = await balances(user.id, token.id);
+    expect(after.user).toBe(QUOTA);
+    expect(after.token).toBe(QUOTA);
+    expect(after.tokenUsed).toBe(0);
+    // The charge's consume row stays (used_quota = sum of consume logs); the refund is one system row.
+    expect(after.userUsed).toBe(IMAGINE);
+    const system = await stack.sql<{ quota: string; content: string }>(
+      'select quota, content from logs where user_id = ? and type = 4',
+      [user.id],
+    );
+    expect(system).toHaveLength(1);
+    expect(Number(system[0]!.quota)).toBe(IMAGINE);
+    expect(system[0]!.content).toContain('Job action restricted');
+
+    // A refund reported again (a relay that died before marking it done) is a duplicate at Billing.
+    await stack.sql('update midjourney_tasks set refund = 1 where mj_id = ?', [mjId]);
+    expect(await a!.refundDue()).toBe(0);
+    const again = await balances(user.id, token.id);
+    expect(again.user).toBe(QUOTA);
+    expect(again.token).toBe(QUOTA);
+    const ledger = await stack.sql('select request_id from usage_ledger where request_id = ?', [
+      `mj-refund:${String(row!.id)}`,
+    ]);
+    expect(ledger).toHaveLength(1);
+    // The relay sees the refund at once: its cached balance was dropped and reloads the committed quota.
+    const next = await post('/mj/submit/imagine', { prompt: 'again' }, bearer(token.key));
+    expect(next.body.code).toBe(1);
+  });
+
+  it('a task whose upstream is gone fails after the timeout and is refunded', async () => {
+    const { user, token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'lost' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    (fake.tasks.has(mjId) ? fake : other).forget(mjId);
+    await stack.relays[0]!.pipeline!.midjourneyPoller.pollOnce();
+    const [still] = await stack.sql<{ status: string }>(
+      'select status from midjourney_tasks where mj_id = ?',
+      [mjId],
+    );
+    expect(still!.status).toBe('');
+    await sleep(1_600);
+    const row = await pollUntil(mjId, ['FAILURE']);
+    expect(String(row.fail_reason)).toContain('the upstream no longer knows the task');
+    // A task the upstream keeps running past the timeout fails too.
+    const stuck = await post('/mj/submit/imagine', { prompt: 'stuck' }, bearer(token.key));
+    const stuckId = String(stuck.body.result);
+    await stack.sql('update midjourney_tasks set submit_time = submit_time - 10000 where mj_id = ?', [
+      stuckId,
+    ]);
+    const stuckRow = await pollUntil(stuckId, ['FAILURE']);
+    expect(String(stuckRow.fail_reason)).toMatch(
+      /^timed out after 2 s: still (SUBMITTED|IN_PROGRESS) upstream$/,
+    );
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA);
+    expect(b.token).toBe(QUOTA);
+  });
+
+  it('fetch and list-by-condition read the caller’s own tasks only', async () => {
+    const { token } = await account();
+    const stranger = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'a boat' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    await pollUntil(mjId, ['SUCCESS']);
+
+    const one = await get(`/mj/task/${mjId}/fetch`, bearer(token.key));
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({
+      id: mjId,
+      action: 'IMAGINE',
+      status: 'SUCCESS',
+      progress: '100%',
+      prompt: 'a boat',
+    });
+    expect(Array.isArray(one.body.buttons)).toBe(true);
+    const list = await post('/mj/task/list-by-condition', { ids: [mjId, 'unknown'] }, bearer(token.key));
+    expect(list.status).toBe(200);
+    expect((list.body as unknown as { id: string }[]).map((t) => t.id)).toEqual([mjId]);
+
+    const theirs = await get(`/mj/task/${mjId}/fetch`, bearer(stranger.token.key));
+    expect(theirs.status).toBe(404);
+    expect(theirs.body).toMatchObject({ code: 4, description: 'task_no_found' });
+    const theirList = await post('/mj/task/list-by-condition', { ids: [mjId] }, bearer(stranger.token.key));
+    expect(theirList.body).toEqual([]);
+    // Nor can a stranger act on it.
+    const act = await post(
+      '/mj/submit/action',
+      { taskId: mjId, customId: `MJ::JOB::upsample::1::${mjId}` },
+      bearer(stranger.token.key),
+    );
+    expect(act.body).toMatchObject({ code: 4, description: 'task_not_found' });
+  });
+
+  it('keys by mj-api-secret (also behind "Bearer midjourney-proxy"); a missing or bad key gets 401', async () => {
+    const { user, token } = await account();
+    const bySecret = await post(
+      '/mj/submit/imagine',
+      { prompt: 'secret key' },
+      { 'mj-api-secret': `sk-${token.key}` },
+    );
+    expect(bySecret.body.code).toBe(1);
+    const proxyStyle = await post(
+      '/mj/submit/imagine',
+      { prompt: 'proxy style' },
+      { authorization: 'Bearer midjourney-proxy', 'mj-api-secret': token.key },
+    );
+    expect(proxyStyle.body.code).toBe(1);
+    const none = await post('/mj/submit/imagine', {}, {});
+    expect(none.status).toBe(401);
+    // Model limits apply to the action's model name.
+    const limited = await seedToken(stack, user.id, { remainQuota: QUOTA, modelLimits: ['mj_imagine'] });
+    const allowed = await post('/mj/submit/imagine', { prompt: 'limited' }, bearer(limited.key));
+    expect(allowed.body.code).toBe(1);
+    const blend = await post('/mj/submit/blend', { base64Array: [] }, bearer(limited.key));
+    expect(blend.status).toBe(403);
+    expect(blend.body).toMatchObject({ code: 'model_not_allowed' });
+    const bad = await post('/mj/submit/imagine', { prompt: 'x' }, { 'mj-api-secret': 'sk-wrong' });
+    expect(bad.status).toBe(401);
+    expect(bad.body).toMatchObject({ code: 'invalid_api_key' });
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA - 3 * IMAGINE);
+  });
+
+  it('mode prefixes: /mj-fast/mj/... is served, the prefix is not forwarded and MjModeClearEnabled strips --fast', async () => {
+    const { token } = await account();
+    const res = await post('/mj-relax/mj/submit/imagine', { prompt: 'a hill --fast' }, bearer(token.key));
+    expect(res.body.code).toBe(1);
+    const owner = fake.tasks.has(String(res.body.result)) ? fake : other;
+    const sent = owner.submits.at(-1)!;
+    expect(sent.path).toBe('/mj/submit/imagine');
+    expect(sent.body.prompt).toBe('a hill');
+    const fetched = await get(`/mj-fast/mj/task/${String(res.body.result)}/fetch`, bearer(token.key));
+    expect(fetched.status).toBe(200);
+    // Browser clients on any origin (ADR 015), the mode prefixes included.
+    const preflight = await fetch(`${relayUrl()}/mj-turbo/mj/submit/imagine`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
+  });
+
+  it('bad input gets a 4xx in the Midjourney envelope; a token without quota is refused before the upstream', async () => {
+    const { token } = await account();
+    const noPrompt = await post('/mj/submit/imagine', {}, bearer(token.key));
+    expect(noPrompt.status).toBe(400);
+    expect(noPrompt.body).toMatchObject({ code: 4, description: 'prompt is required' });
+    const badButton = await post(
+      '/mj/submit/action',
+      { taskId: '1', customId: 'MJ::nothing' },
+      bearer(token.key),
+    );
+    expect(badButton.status).toBe(400);
+    const unknownKind = await post('/mj/submit/nothing', { prompt: 'x' }, bearer(token.key));
+    expect(unknownKind.status).toBe(404);
+    const poor = await account(IMAGINE - 1);
+    const submits = fake.submits.length + other.submits.length;
+    const refused = await post('/mj/submit/imagine', { prompt: 'too poor' }, bearer(poor.token.key));
+    expect(refused.status).toBe(403);
+    expect(fake.submits.length + other.submits.length).toBe(submits);
+  });
+
+  it('MjNotifyEnabled, MjAccountFilterEnabled and MjActionCheckSuccessEnabled act on what is forwarded', async () => {
+    const { token } = await account();
+    const extras = { notifyHook: 'http://127.0.0.1:9/hook', accountFilter: { instanceId: 'a1' } };
+    const lastSent = (result: unknown) =>
+      (fake.tasks.has(String(result)) ? fake : other).submits.find((s) => s.answer.result === result)!.body;
+
+    const off = await post('/mj/submit/imagine', { prompt: 'off', ...extras }, bearer(token.key));
+    expect(lastSent(off.body.result)).not.toHaveProperty('notifyHook');
+    expect(lastSent(off.body.result)).not.toHaveProperty('accountFilter');
+
+    await setOptions(stack, {
+      MjNotifyEnabled: 'true',
+      MjAccountFilterEnabled: 'true',
+      MjActionCheckSuccessEnabled: 'false',
+    });
+    try {
+      const on = await post('/mj/submit/imagine', { prompt: 'on', ...extras }, bearer(token.key));
+      expect(lastSent(on.body.result)).toMatchObject(extras);
+      // Without the success check an unfinished task's button reaches the upstream.
+      const early = await post(
+        '/mj/submit/action',
+        { taskId: on.body.result, customId: `MJ::JOB::variation::2::${String(on.body.result)}` },
+        bearer(token.key),
+      );
+      expect(early.body.code).toBe(1);
+      const [row] = await stack.sql<{ action: string; quota: string }>(
+        'select action, quota from midjourney_tasks where mj_id = ?',
+        [String(early.body.result)],
+      );
+      expect(row).toMatchObject({ action: 'VARIATION', quota: String(IMAGINE) });
+    } finally {
+      await setOptions(stack, {
+        MjNotifyEnabled: 'false',
+        MjAccountFilterEnabled: 'false',
+        MjActionCheckSuccessEnabled: 'true',
+      });
+    }
+  });
+
+  it('codes 21 and 22 are charged and answered as 1; a 21 of a finished task is stored finished', async () => {
+    const { user, token } = await account();
+    for (const f of [fake, other]) f.acceptNext(22, { numberOfQueues: 1 });
+    const queued = await post('/mj/submit/imagine', { prompt: 'queued' }, bearer(token.key));
+    expect(queued.body).toMatchObject({ code: 1, description: '排队中，前面还有1个任务' });
+    for (const f of [fake, other])
+      f.acceptNext(21, { status: 'SUCCESS', imageUrl: 'https://img.example/x.png' });
+    const exists = await post('/mj/submit/imagine', { prompt: 'exists' }, bearer(token.key));
+    expect(exists.body.code).toBe(1);
+    // One answer per fake was armed; only the channel picked used its own.
+    for (const f of [fake, other]) f.acceptNext(1);
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      String(exists.body.result),
+    ]);
+    expect(row).toMatchObject({
+      code: 21,
+      status: 'SUCCESS',
+      progress: '100%',
+      image_url: 'https://img.example/x.png',
+    });
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA - 2 * IMAGINE);
+  });
+
+  it('/mj/notify applies a pushed update; a FAILURE pushed there is refunded once', async () => {
+    const { user, token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'pushed' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    const progress = await post(
+      '/mj/notify',
+      { id: mjId, status: 'IN_PROGRESS', progress: '40%' },
+      bearer(token.key),
+    );
+    expect(progress.body).toMatchObject({ code: 1 });
+    const failure = { id: mjId, status: 'FAILURE', progress: '40%', failReason: 'pushed failure' };
+    await post('/mj/notify', failure, bearer(token.key));
+    await post('/mj/notify', failure, bearer(token.key));
+    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      mjId,
+    ]);
+    expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'pushed failure', refund: 2 });
+    const b = await balances(user.id, token.id);
+    expect(b.user).toBe(QUOTA);
+    expect(b.token).toBe(QUOTA);
+    // Another user's key cannot touch the task.
+    const stranger = await account();
+    const theirs = await post('/mj/notify', { id: mjId, status: 'SUCCESS' }, bearer(stranger.token.key));
+    expect(theirs.status).toBe(404);
+  });
+
+  it('image-seed asks the owning channel; the image proxy and MjForwardUrlEnabled serve images through the gateway', async () => {
+    const { token } = await account();
+    const submit = await post('/mj/submit/imagine', { prompt: 'a seed' }, bearer(token.key));
+    const mjId = String(submit.body.result);
+    const seed = await get(`/mj/task/${mjId}/image-seed`, bearer(token.key));
+    expect(seed.body).toMatchObject({ code: 1, result: `seed-${mjId}` });
+    const stranger = await account();
+    expect((await get(`/mj/task/${mjId}/image-seed`, bearer(stranger.token.key))).status).toBe(404);
+
+    await pollUntil(mjId, ['SUCCESS']);
+    await setOptions(stack, { MjForwardUrlEnabled: 'true', ServerAddress: 'https://gw.example/' });
+    try {
+      const one = await get(`/mj/task/${mjId}/fetch`, bearer(token.key));
+      expect(one.body.imageUrl).toBe(`https://gw.example/mj/image/${mjId}`);
+    } finally {
+      await setOptions(stack, { MjForwardUrlEnabled: 'false' });
+    }
+    const img = await fetch(`${relayUrl()}/mj/image/${mjId}`);
+    expect(img.status).toBe(200);
+    expect(img.headers.get('content-type')).toBe('image/png');
+    expect([...new Uint8Array(await img.arrayBuffer())]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    expect((await fetch(`${relayUrl()}/mj/image/unknown`)).status).toBe(404);
+  });
+
+  it('code 3 (no available account) auto-disables the channel and charges nothing', async () => {
+    const third = await startFakeMidjourney({ secret: 'third' });
+    try {
+      const ch = await seedChannel(stack, {
+        type: 2,
+        baseUrl: third.url,
+        key: third.secret,
+        models: ['mj_describe'],
+      });
+      await setOptions(stack, { AutomaticDisableChannelEnabled: 'true' });
+      const admin = await seedUser(stack, { quota: QUOTA, role: 100 });
+      const key = (await seedToken(stack, admin.id, { remainQuota: QUOTA })).key;
+      third.refuseNext({ code: 3, description: 'No available account instance' });
+      const res = await post(
+        '/mj/submit/describe',
+        { base64: 'data:image/png;base64,AAAA' },
+        bearer(`${key}-${ch.id}`),
+      );
+      expect(res.body).toMatchObject({ code: 3 });
+      const [row] = await stack.sql<{ status: number; other_info: string }>(
+        'select status, other_info from channels where id = ?',
+        [ch.id],
+      );
+      expect(row!.status).toBe(3);
+      expect(row!.other_info).toContain('No available account instance');
+      const [u] = await stack.sql<{ quota: string }>('select quota from users where id = ?', [admin.id]);
+      await drained(stack);
+      expect(Number(u!.quota)).toBe(QUOTA);
+    } finally {
+      await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
+      await third.close();
+    }
+  });
+});
+
+describe('Midjourney relay, upstream failures', () => {
+  it('a channel whose key the upstream refuses answers 502 and charges nothing; an unreachable one too', async () => {
+    const wrong = await startFakeMidjourney({ secret: 'right' });
+    try {
+      const refused = await seedChannel(stack, {
+        type: 2,
+        baseUrl: wrong.url,
+        key: 'wrong',
+        models: ['mj_imagine'],
+      });
+      const gone = await seedChannel(stack, {
+        type: 2,
+        baseUrl: 'http://127.0.0.1:9',
+        key: 'k',
+        models: ['mj_imagine'],
+      });
+      await setOptions(stack, {});
+      const admin = await seedUser(stack, { quota: QUOTA, role: 100 });
+      const key = (await seedToken(stack, admin.id, { remainQuota: QUOTA })).key;
+      for (const ch of [refused, gone]) {
+        const res = await post('/mj/submit/imagine', { prompt: 'x' }, bearer(`${key}-${ch.id}`));
+        expect([ch.id, res.status, res.body.code]).toEqual([ch.id, 502, 4]);
+      }
+      await drained(stack);
+      const [u] = await stack.sql<{ quota: string }>('select quota from users where id = ?', [admin.id]);
+      expect(Number(u!.quota)).toBe(QUOTA);
+      expect(await stack.relays[0]!.store.balance({ kind: 'user', id: admin.id })).toBe(QUOTA);
+      await stack.sql('update channels set status = 2 where id in (?, ?)', [refused.id, gone.id]);
+      await stack.sql('update abilities set enabled = false where channel_id in (?, ?)', [
+        refused.id,
+        gone.id,
+      ]);
+      await setOptions(stack, {});
+    } finally {
+      await wrong.close();
+    }
+  });
+});
+
+describe('Midjourney relay, concurrent submits', () => {
+  it('hold the price before the upstream is asked: 6 concurrent imagines on 120,000 quota, two accepted', async () => {
+    const { user, token } = await account(120_000);
+    const before = fake.submits.length + other.submits.length;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        post('/mj/submit/imagine', { prompt: `race ${i}` }, bearer(token.key), i % 2),
+      ),
+    );
+    const accepted = answers.filter((a) => a.body.code === 1);
+    expect(accepted).toHaveLength(2);
+    expect(answers.filter((a) => a.status === 403)).toHaveLength(4);
+    // The refused ones never reached an upstream.
+    expect(fake.submits.length + other.submits.length - before).toBe(2);
+    const b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([120_000 - 2 * IMAGINE, 120_000 - 2 * IMAGINE]);
+  });
+});
+
+describe('Midjourney relay, every submit kind', () => {
+  it('blend, describe, shorten, change, simple-change, modal and upload are each charged their own fixed price', async () => {
+    const { user, token } = await account();
+    const imagine = await post('/mj/submit/imagine', { prompt: 'base' }, bearer(token.key));
+    const id = String(imagine.body.result);
+    await pollUntil(id, ['SUCCESS']);
+    const kinds: [string, Record<string, unknown>, string, number][] = [
+      ['blend', { base64Array: ['data:image/png;base64,AA', 'data:image/png;base64,BB'] }, 'BLEND', 50_000],
+      ['describe', { base64: 'data:image/png;base64,AA' }, 'DESCRIBE', 25_000],
+      ['shorten', { prompt: 'a very long prompt' }, 'SHORTEN', 50_000],
+      ['change', { taskId: id, action: 'UPSCALE', index: 2 }, 'UPSCALE', 25_000],
+      ['simple-change', { content: `${id} V1` }, 'VARIATION', 50_000],
+      ['modal', { taskId: id, prompt: 'remix' }, 'MODAL', 50_000],
+      ['upload-discord-images', { base64Array: ['data:image/png;base64,AA'] }, 'UPLOAD', 25_000],
+    ];
+    for (const [kind, body, action, price] of kinds) {
+      const res = await post(`/mj/submit/${kind}`, body, bearer(token.key));
+      expect([kind, res.body.code]).toEqual([kind, 1]);
+      const [row] = await stack.sql<{ action: string; quota: string; status: string }>(
+        'select action, quota, status from midjourney_tasks where mj_id = ?',
+        [String(res.body.result)],
+      );
+      expect([kind, row!.action, Number(row!.quota)]).toEqual([kind, action, price]);
+      if (kind === 'upload-discord-images') expect(row!.status).toBe('SUCCESS');
+    }
+    const simple = await post('/mj/submit/simple-change', { content: 'no-such-format' }, bearer(token.key));
+    expect(simple.status).toBe(400);
+    const spent = IMAGINE + kinds.reduce((n, k) => n + k[3], 0);
+    const b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([QUOTA - spent, QUOTA - spent]);
+    const models = await stack.sql<{ model_name: string }>(
+      'select model_name from logs where user_id = ? and type = 2 order by id',
+      [user.id],
+    );
+    // One consume row per charge (batched by the outbox, so not necessarily in submit order).
+    expect(models.map((m) => m.model_name).sort()).toEqual(
+      [
+        'mj_imagine',
+        'mj_blend',
+        'mj_describe',
+        'mj_shorten',
+        'mj_upscale',
+        'mj_variation',
+        'mj_modal',
+        'mj_upload',
+      ].sort(),
+    );
+  });
+});
+
+describe('Midjourney relay, in-process store and scheduled polling', () => {
+  let solo: Stack;
+  let up: FakeMidjourney;
+
+  beforeAll(async () => {
+    up = await startFakeMidjourney({ durationMs: 200, secret: 'solo' });
+    // No Redis: the in-process store (its outbox journaled in PostgreSQL) and the in-process leader lease.
+    solo = await startStack({ suffix: 'mjsolo', relays: 1, env: { RELAY_TASK_POLL_INTERVAL_MS: '100' } });
+    await setOptions(solo, { RetryTimes: '0' });
+    await seedChannel(solo, { type: 5, baseUrl: up.url, key: up.secret, models: MODELS });
+    await setOptions(solo, {});
+  }, 60_000);
+
+  afterAll(async () => {
+    await solo?.close();
+    await up?.close();
+  });
+
+  async function until(check: () => Promise<boolean>, timeoutMs = 5_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await sleep(50);
+    }
+  }
+
+  it('the scheduler polls without being asked: one task succeeds, a failed one is refunded once', async () => {
+    const user = await seedUser(solo, { quota: QUOTA });
+    const token = await seedToken(solo, user.id, { remainQuota: QUOTA });
+    const submit = (prompt: string) =>
+      fetch(`${solo.relays[0]!.httpUrl}/mj/submit/imagine`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mj-api-secret': `sk-${token.key}` },
+        body: JSON.stringify({ prompt }),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const ok = await submit('a lake');
+    const bad = await submit('a lake --fail');
+    expect([ok.code, bad.code]).toEqual([1, 1]);
+    const status = async (id: unknown) =>
+      (
+        await solo.sql<{ status: string; refund: number }>(
+          'select status, refund from midjourney_tasks where mj_id = ?',
+          [String(id)],
+        )
+      )[0]!;
+    await until(async () => (await status(ok.result)).status === 'SUCCESS');
+    await until(async () => (await status(bad.result)).refund === 2);
+    await drained(solo);
+    const [u] = await solo.sql<{ quota: string }>('select quota from users where id = ?', [user.id]);
+    const [t] = await solo.sql<{ remain_quota: string }>('select remain_quota from tokens where id = ?', [
+      token.id,
+    ]);
+    expect(Number(u!.quota)).toBe(QUOTA - IMAGINE);
+    expect(Number(t!.remain_quota)).toBe(QUOTA - IMAGINE);
+    const refunds = await solo.sql('select request_id from usage_ledger where request_id like ?', [
+      'mj-refund:%',
+    ]);
+    expect(refunds).toHaveLength(1);
+  });
+});
