@@ -208,7 +208,8 @@ describe.each(MODES)('wallet top-up with JavaScript %s', (mode: Mode) => {
     const online = page.getByTestId('wallet-online');
     // a GET form: a navigation without JavaScript, a loader fetch with it (the polls below wait for its result)
     const go = (act: () => Promise<void>) => (mode === 'nojs' ? submit(page, mode, act) : act());
-    expect(await online.textContent()).toContain('此服务器暂不支持在线支付');
+    // a fully configured pay method: no 'unsupported' notice
+    expect(await online.textContent()).not.toContain('此服务器暂不支持在线支付');
     await go(() => online.getByRole('button', { name: '$10', exact: true }).click());
     await expect.poll(() => page.getByTestId('wallet-payable').textContent()).toBe('实付金额：73.00');
     expect(new URL(page.url()).searchParams.get('amount')).toBe('10');
@@ -218,6 +219,8 @@ describe.each(MODES)('wallet top-up with JavaScript %s', (mode: Mode) => {
     await online.getByLabel('充值金额（美元）').fill('12.5');
     await go(() => online.getByRole('button', { name: '计算实付金额' }).click());
     await expect.poll(() => page.getByTestId('wallet-payable').textContent()).toBe('实付金额：91.25');
+    // the configured method is offered for the computed amount
+    await expect.poll(() => online.getByRole('button', { name: '支付宝支付' }).count()).toBe(1);
     await restorePayOptions();
   });
 });
