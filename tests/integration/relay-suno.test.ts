@@ -274,4 +274,41 @@ describe('Suno relay', () => {
     expect(cont.status).toBe(400);
     expect(cont.body.code).toBe('task_not_exist');
   });
+
+  it('a continuation goes to the channel of the original task and is charged once', async () => {
+    const { user, token } = await account();
+    const first = String(
+      (await post('/suno/submit/music', { prompt: 'verse' }, bearer(token.key))).body.data,
+    );
+    expect(fake.tasks.has(first)).toBe(true);
+    // A second Suno channel now shares the model; continuations must still go to the first.
+    const second = await startFakeSuno({ durationMs: 300, secret: 'second-secret' });
+    try {
+      await seedChannel(stack, {
+        type: 36,
+        baseUrl: second.url,
+        key: second.secret,
+        models: ['suno_music', 'suno_lyrics'],
+      });
+      await setOptions(stack, {});
+      for (let i = 0; i < 4; i++) {
+        const cont = await post(
+          '/suno/submit/music',
+          { prompt: 'chorus', task_id: first, continue_clip_id: `${first}-clip1`, continue_at: 30 },
+          bearer(token.key),
+        );
+        expect(cont.body.code).toBe('success');
+        expect(fake.tasks.has(String(cont.body.data))).toBe(true);
+      }
+      expect(second.requests.filter((r) => r.path.startsWith('/suno/submit'))).toHaveLength(0);
+      const after = await balances(user.id, token.id);
+      expect(after.user).toBe(QUOTA - 5 * MUSIC);
+      expect(after.token).toBe(QUOTA - 5 * MUSIC);
+    } finally {
+      await stack.sql('delete from channels where base_url = ?', [second.url]);
+      await stack.sql('delete from abilities where channel_id not in (select id from channels)');
+      await setOptions(stack, {});
+      await second.close();
+    }
+  });
 });
