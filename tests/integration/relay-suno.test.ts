@@ -312,3 +312,64 @@ describe('Suno relay', () => {
     }
   });
 });
+
+describe('Suno relay, in-process store and scheduled polling', () => {
+  let solo: Stack;
+  let up: FakeSuno;
+
+  beforeAll(async () => {
+    up = await startFakeSuno({ durationMs: 200, secret: 'solo' });
+    // No Redis: the in-process store and the in-process leader lease run the suno-poll job.
+    solo = await startStack({ suffix: 'sunosolo', relays: 1, env: { RELAY_TASK_POLL_INTERVAL_MS: '100' } });
+    await setOptions(solo, { RetryTimes: '0' });
+    await seedChannel(solo, { type: 36, baseUrl: up.url, key: up.secret, models: ['suno_music'] });
+    await setOptions(solo, {});
+  }, 60_000);
+
+  afterAll(async () => {
+    await solo?.close();
+    await up?.close();
+  });
+
+  async function until(check: () => Promise<boolean>, timeoutMs = 5_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await sleep(50);
+    }
+  }
+
+  it('the scheduler polls without being asked: one task succeeds, a failed one is refunded once', async () => {
+    const user = await seedUser(solo, { quota: QUOTA });
+    const token = await seedToken(solo, user.id, { remainQuota: QUOTA });
+    const submit = (prompt: string) =>
+      fetch(`${solo.relays[0]!.httpUrl}/suno/submit/music`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer sk-${token.key}` },
+        body: JSON.stringify({ prompt }),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const ok = await submit('a lake');
+    const bad = await submit('a lake --fail');
+    expect([ok.code, bad.code]).toEqual(['success', 'success']);
+    const state = async (id: unknown) =>
+      (
+        await solo.sql<{ status: string; refund: number }>(
+          'select status, refund from tasks where task_id = ?',
+          [String(id)],
+        )
+      )[0]!;
+    await until(async () => (await state(ok.data)).status === 'SUCCESS');
+    await until(async () => (await state(bad.data)).refund === 2);
+    await drained(solo);
+    const [u] = await solo.sql<{ quota: string }>('select quota from users where id = ?', [user.id]);
+    const [t] = await solo.sql<{ remain_quota: string }>('select remain_quota from tokens where id = ?', [
+      token.id,
+    ]);
+    expect(Number(u!.quota)).toBe(QUOTA - MUSIC);
+    expect(Number(t!.remain_quota)).toBe(QUOTA - MUSIC);
+    const refunds = await solo.sql('select request_id from usage_ledger where request_id like ?', [
+      'suno-refund:%',
+    ]);
+    expect(refunds).toHaveLength(1);
+  });
+});
