@@ -180,6 +180,11 @@ describe('Suno relay', () => {
     expect(badAction.status).toBe(400);
     const notJson = await post('/suno/submit/music', '{', bearer(token.key));
     expect(notJson.status).toBe(400);
+    // An unknown path under /suno answers in the same envelope.
+    const unknown = await get('/suno/nothing', bearer(token.key));
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ data: null });
+    expect(typeof unknown.body.message).toBe('string');
     const noKey = await post('/suno/submit/music', { prompt: 'x' }, {});
     expect(noKey.status).toBe(401);
     expect(noKey.body.data).toBeNull();
