@@ -14,6 +14,7 @@ import { createClientIpResolver } from './http/client-ip.ts';
 import { createGeminiFront } from './http/gemini.ts';
 import { createMidjourneyFront } from './http/midjourney.ts';
 import { createOpenAiFront } from './http/openai.ts';
+import { createSunoFront } from './http/suno.ts';
 import { createLogger, type Logger } from './log.ts';
 import { releaseStartupMemory, serveHttp } from './runtime.ts';
 import { createStore, type RelayStore } from './store/index.ts';
@@ -91,6 +92,8 @@ export async function startRelay(
           createGeminiFront({ ...pipeline, clientIp }),
           // Midjourney owns /mj/... and the mode prefixes /mj-fast/mj/... (before OpenAI, the fallback).
           createMidjourneyFront({ ...pipeline, clientIp }),
+          // Suno owns /suno/... (new-api's channel type 36).
+          createSunoFront({ ...pipeline, clientIp }),
           createOpenAiFront({ ...pipeline, clientIp }),
         ]
       : undefined;

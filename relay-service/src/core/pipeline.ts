@@ -18,6 +18,9 @@ import { TaskCharges } from '../tasks/charge.ts';
 import { MidjourneyPoller } from '../tasks/midjourney/poller.ts';
 import { createMidjourneyRepo } from '../tasks/midjourney/repo.ts';
 import { MidjourneyService } from '../tasks/midjourney/service.ts';
+import { SunoPoller } from '../tasks/suno/poller.ts';
+import { createSunoRepo } from '../tasks/suno/repo.ts';
+import { SunoService } from '../tasks/suno/service.ts';
 import { Accounts } from './auth.ts';
 import { Catalog } from './catalog.ts';
 import { ChannelOps } from './channels.ts';
@@ -39,6 +42,10 @@ export type RelayPipeline = {
   midjourney: MidjourneyService;
   /** The Midjourney task poller (run by the scheduler on the leader; tests call pollOnce). */
   midjourneyPoller: MidjourneyPoller;
+  /** Suno submits and reads (tasks/suno). */
+  suno: SunoService;
+  /** The Suno task poller (run by the scheduler on the leader; tests call pollOnce). */
+  sunoPoller: SunoPoller;
   /** Drops cached accounts/balances; reloads channels and options when `channels`. */
   invalidate(userIds: readonly number[], tokenIds: readonly number[], channels: boolean): Promise<void>;
   stop(): Promise<void>;
@@ -155,6 +162,26 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       timeoutMs: cfg.RELAY_TASK_TIMEOUT_MS,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
+    const sunoRepo = createSunoRepo(sqlFor(orm));
+    const suno = new SunoService({
+      repo: sunoRepo,
+      charges,
+      catalog,
+      options,
+      log,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+    });
+    const sunoPoller = new SunoPoller({
+      repo: sunoRepo,
+      catalog,
+      store,
+      reporter,
+      log,
+      invalidateAccounts: (users, tokens) => accounts.invalidate(users, tokens),
+      timeoutMs: cfg.RELAY_TASK_TIMEOUT_MS,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
     outbox.start();
     const scheduler = startScheduler({
       store,
@@ -183,6 +210,13 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
             await midjourneyPoller.pollOnce();
           },
         },
+        {
+          name: 'suno-poll',
+          everyMs: cfg.RELAY_TASK_POLL_INTERVAL_MS,
+          run: async () => {
+            await sunoPoller.pollOnce();
+          },
+        },
       ],
     });
 
@@ -206,6 +240,8 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       store,
       midjourney,
       midjourneyPoller,
+      suno,
+      sunoPoller,
       async invalidate(userIds, tokenIds, reloadChannels) {
         accounts.invalidate(userIds, tokenIds);
         await Promise.all([

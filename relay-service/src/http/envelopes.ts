@@ -7,10 +7,12 @@ import type { FrontError } from './fronts.ts';
 import { geminiError, isGeminiPath } from './gemini.ts';
 import { isMidjourneyPath, midjourneyFrontError } from './midjourney-envelope.ts';
 import { openAiError } from './openai.ts';
+import { isSunoPath, sunoFrontError } from './suno-envelope.ts';
 
 export function envelopeFor(pathname: string): (e: FrontError) => Response {
   if (isClaudePath(pathname)) return claudeError;
   if (isGeminiPath(pathname)) return geminiError;
   if (isMidjourneyPath(pathname)) return midjourneyFrontError;
+  if (isSunoPath(pathname)) return sunoFrontError;
   return openAiError;
 }
