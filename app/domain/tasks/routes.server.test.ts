@@ -7,6 +7,7 @@ import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.t
 import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import { loader as indexLoader } from '#app/routes/api.task._index.ts';
 import { loader as selfLoader } from '#app/routes/api.task.self.ts';
+import { loader as pageLoader } from '#app/routes/task._index.tsx';
 
 let db: TestDatabase;
 let seq = 0;
@@ -192,6 +193,73 @@ describe('GET /api/task/ and /api/task/self', () => {
         expect(res.body.success, q).toBe(false);
         expect(res.body.message, q).toBeTruthy();
       }
+    }
+  });
+});
+
+function pageRequest(who: Who | null, path: string) {
+  const headers = new Headers({ 'Accept-Language': 'en' });
+  if (who) headers.set('Cookie', `sy_session=${who.token}; tz=UTC`);
+  return new Request(`http://localhost${path}`, { headers });
+}
+
+/** Runs the page loader; a thrown Response or data() (redirect, 400) is returned instead. */
+async function page(request: Request) {
+  try {
+    return (await pageLoader({ request, context: context(), params: {} } as never)) as unknown;
+  } catch (error) {
+    return error;
+  }
+}
+// biome-ignore lint/suspicious/noExplicitAny: Remix data() results are inspected loosely
+const payload = (r: any) => (r?.type === 'DataWithResponseInit' ? r.data : r);
+// biome-ignore lint/suspicious/noExplicitAny: Remix data() results are inspected loosely
+const statusOf = (r: any) => (r instanceof Response ? r.status : (r?.init?.status ?? 200));
+
+describe('/task page loader', () => {
+  it('redirects a visitor to /login', async () => {
+    const r = await page(pageRequest(null, '/task'));
+    expect(r).toBeInstanceOf(Response);
+    expect((r as Response).headers.get('Location')).toContain('/login');
+  });
+
+  it('defaults to the start of today; a user sees only their own tasks and no channel filter', async () => {
+    const alice = await makeUser();
+    const bob = await makeUser();
+    const midnight = Math.floor(Date.now() / 86_400_000) * 86_400;
+    await seedTask(alice.user, { taskId: 'yesterday', submitTime: midnight - 3600 });
+    await seedTask(alice.user, { taskId: 'today', submitTime: Math.max(midnight, now() - 10) });
+    await seedTask(bob.user, { taskId: 'bob', submitTime: now() - 5 });
+    const r = payload(await page(pageRequest(alice, '/task?channel_id=7')));
+    expect(r.admin).toBe(false);
+    expect(r.filters.start).toBe(new Date(midnight * 1000).toISOString().slice(0, 16));
+    expect(r.filters.channel_id).toBe('');
+    expect(r.result.items.map((i: { task_id: string }) => i.task_id)).toEqual(['today']);
+    const all = payload(await page(pageRequest(alice, '/task?start=')));
+    expect(all.result.items.map((i: { task_id: string }) => i.task_id)).toEqual(['today', 'yesterday']);
+  });
+
+  it('admin: every user, channel and task id filters, the form window in the user zone', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    const alice = await makeUser();
+    await seedTask(alice.user, { taskId: 'x1', channelId: 3, submitTime: Date.UTC(2026, 0, 2, 10) / 1000 });
+    await seedTask(admin.user, { taskId: 'x2', channelId: 4, submitTime: Date.UTC(2026, 0, 2, 12) / 1000 });
+    const ids = async (q: string) =>
+      payload(await page(pageRequest(admin, `/task?${q}`))).result.items.map(
+        (i: { task_id: string }) => i.task_id,
+      );
+    expect(await ids('start=2026-01-01T00:00')).toEqual(['x2', 'x1']);
+    expect(await ids('start=2026-01-01T00:00&channel_id=3')).toEqual(['x1']);
+    expect(await ids('start=&task_id=x2')).toEqual(['x2']);
+    expect(await ids('start=2026-01-02T11:00&end=2026-01-02T13:00')).toEqual(['x2']);
+  });
+
+  it('a bad filter is a 400 page with the message, never a 500', async () => {
+    const admin = await makeUser({ role: Role.Admin });
+    for (const q of ['start=yesterday', 'channel_id=abc', 'end=2026-13-01T00:00', 'p=-3']) {
+      const r = await page(pageRequest(admin, `/task?${q}`));
+      expect(statusOf(r), q).toBe(400);
+      expect(payload(r).message, q).toBeTruthy();
     }
   });
 });
