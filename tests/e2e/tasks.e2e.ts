@@ -139,4 +139,21 @@ describe.each(MODES)('async tasks with JavaScript %s', (mode: Mode) => {
     expect(width).toBeLessThanOrEqual(390);
     expect(await page.getByRole('button', { name: '查询' }).isVisible()).toBe(true);
   });
+
+  // Choosing the type fills the models in the browser (new-api's form); without JavaScript nothing reacts to it.
+  it.skipIf(mode === 'nojs')(
+    'the channel form fills the Suno preset models when the type is Suno (36)',
+    async () => {
+      const admin = await createE2eUser(orm, `tc_${p}`, { role: Role.Admin });
+      const page = await signedIn(mode, admin);
+      await page.goto('/channel/new');
+      await ready(page, mode);
+      await page.locator('#channel-models').fill('gpt-4o');
+      await page.locator('#channel-type').selectOption('36');
+      expect(await page.locator('#channel-models').inputValue()).toBe('suno_music,suno_lyrics');
+      // both are offered (and ticked) in the model picker too
+      for (const m of ['suno_music', 'suno_lyrics'])
+        expect(await page.locator(`.channel-model-pick input[value="${m}"]`).isChecked()).toBe(true);
+    },
+  );
 });
