@@ -10,6 +10,7 @@ import enPlayground from '#app/locales/en/playground.ts';
 import enPricing from '#app/locales/en/pricing.ts';
 import enRedemptions from '#app/locales/en/redemptions.ts';
 import enSettings from '#app/locales/en/settings.ts';
+import enTasks from '#app/locales/en/tasks.ts';
 import enTokens from '#app/locales/en/tokens.ts';
 import enUsers from '#app/locales/en/users.ts';
 import enVersions from '#app/locales/en/versions.ts';
@@ -26,6 +27,7 @@ import zhPlayground from '#app/locales/zh/playground.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
 import zhRedemptions from '#app/locales/zh/redemptions.ts';
 import zhSettings from '#app/locales/zh/settings.ts';
+import zhTasks from '#app/locales/zh/tasks.ts';
 import zhTokens from '#app/locales/zh/tokens.ts';
 import zhUsers from '#app/locales/zh/users.ts';
 import zhVersions from '#app/locales/zh/versions.ts';
@@ -36,7 +38,7 @@ import zhWallet from '#app/locales/zh/wallet.ts';
  * Namespaces: common (shell), auth (server-side auth messages and mail), account (login, register, reset and
  * OAuth callback pages), oauth (third-party login), users (admin users page), settings (personal settings),
  * tokens, redemptions and versions (their console pages), wallet (/topup), content (home, about, guide,
- * usebook, chat pages, notice), playground (/playground), dashboard (/detail).
+ * usebook, chat pages, notice), playground (/playground), dashboard (/detail), tasks (/task).
  */
 export const resources = {
   zh: {
@@ -56,6 +58,7 @@ export const resources = {
     content: zhContent,
     playground: zhPlayground,
     dashboard: zhDashboard,
+    tasks: zhTasks,
   },
   en: {
     common: enCommon,
@@ -74,5 +77,6 @@ export const resources = {
     content: enContent,
     playground: enPlayground,
     dashboard: enDashboard,
+    tasks: enTasks,
   },
 } as const;

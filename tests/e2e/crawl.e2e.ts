@@ -27,6 +27,7 @@ const START_PAGES = [
   '/token',
   '/topup',
   '/log',
+  '/task',
   '/setting',
   '/channel',
   '/redemption',

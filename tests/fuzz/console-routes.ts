@@ -49,6 +49,15 @@ const logFilters = {
   group: 'default',
 };
 
+const taskFilters = {
+  p: '1',
+  page_size: '10',
+  channel_id: '1',
+  task_id: 'fuzz-task',
+  start_timestamp: '0',
+  end_timestamp: '4102444800',
+};
+
 export const ROUTES: Record<string, RouteSpec> = {
   // Every /api path without a route: a 404 envelope whatever the method.
   'api.$.ts': { methods: ['GET', 'POST', 'PUT', 'DELETE'] },
@@ -168,6 +177,8 @@ export const ROUTES: Record<string, RouteSpec> = {
   'api.redemption.search.ts': { methods: ['GET'], query: { keyword: 'fuzz', p: '1', page_size: '10' } },
   'api.reset_password.ts': { methods: ['GET'], query: { email: 'fuzz@example.com', turnstile: '' } },
   'api.status.ts': { methods: ['GET'] },
+  'api.task._index.ts': { methods: ['GET'], query: taskFilters },
+  'api.task.self.ts': { methods: ['GET'], query: taskFilters },
   'api.token.$id.ts': { methods: ['GET', 'DELETE'] },
   'api.token._index.ts': {
     methods: ['GET', 'POST', 'PUT'],

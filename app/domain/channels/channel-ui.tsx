@@ -11,6 +11,7 @@ import {
   responseTimeColor,
   STATUS_CODE_MAPPING_TEMPLATE,
   statusReason,
+  TYPE_PRESET_MODELS,
   VERTEX_REGION_TEMPLATE,
 } from '#app/domain/channels/constants.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
@@ -184,7 +185,8 @@ export function ChannelFields({
   const [note, setNote] = useState(notice ?? '');
   const [fetched, setFetched] = useState<string[]>([]);
   const current = splitModels(models);
-  const offered = [...new Set([...modelOptions, ...fetched, ...values.models])].sort((a, b) =>
+  const presets = TYPE_PRESET_MODELS[Number(type)] ?? [];
+  const offered = [...new Set([...modelOptions, ...presets, ...fetched, ...values.models])].sort((a, b) =>
     a.localeCompare(b),
   );
   const groups = [...new Set([...groupOptions, ...values.groups])];
@@ -207,7 +209,11 @@ export function ChannelFields({
           id="channel-type"
           name="type"
           value={type}
-          onChange={(e) => setType(e.target.value)}
+          onChange={(e) => {
+            setType(e.target.value);
+            const preset = TYPE_PRESET_MODELS[Number(e.target.value)];
+            if (preset) setModels(preset.join(','));
+          }}
           className="channel-input"
         >
           {CHANNEL_TYPES.map((ct) => (

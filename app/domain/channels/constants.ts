@@ -40,6 +40,14 @@ export const CHANNEL_TYPES: readonly { value: number; label: string }[] = [
   { value: 36, label: 'Suno API' },
 ];
 
+/**
+ * Preset model lists by channel type (new-api's channel form): choosing the type fills the models with these,
+ * and they are offered as model options for a channel of that type.
+ */
+export const TYPE_PRESET_MODELS: Readonly<Partial<Record<number, readonly string[]>>> = {
+  36: ['suno_music', 'suno_lyrics'],
+};
+
 export function channelTypeLabel(type: number): string {
   return CHANNEL_TYPES.find((t) => t.value === type)?.label ?? `#${type}`;
 }

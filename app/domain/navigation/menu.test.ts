@@ -70,15 +70,20 @@ describe('sideMenuItems', () => {
     ).not.toContain('order');
   });
 
-  it('hides drawing and async tasks while their pages do not exist, whatever the flags', () => {
-    expect([...builtFeaturePages]).toEqual(['order']);
+  it('hides drawing while its page does not exist, whatever the flags', () => {
+    expect([...builtFeaturePages]).toEqual(['order', 'task']);
     const k = keys(
       { role: 100 },
       status({ enable_data_export: true, enable_drawing: true, enable_task: true }),
     );
     expect(k).not.toContain('midjourney');
-    expect(k).not.toContain('task');
     expect(k).toContain('detail');
+  });
+
+  it('shows async tasks (the /task page exists) exactly when the task flag is on', () => {
+    expect(keys({ role: 1 }, status({ enable_task: true }))).toContain('task');
+    expect(keys({ role: 100 }, status({ enable_task: true }))).toContain('task');
+    expect(keys({ role: 1 }, status())).not.toContain('task');
   });
 
   it('gates dashboard, drawing and async tasks on their flags once the pages exist', () => {
