@@ -5,6 +5,7 @@ import enCommon from '#app/locales/en/common.ts';
 import enContent from '#app/locales/en/content.ts';
 import enDashboard from '#app/locales/en/dashboard.ts';
 import enLogs from '#app/locales/en/logs.ts';
+import enMidjourney from '#app/locales/en/midjourney.ts';
 import enOauth from '#app/locales/en/oauth.ts';
 import enPlayground from '#app/locales/en/playground.ts';
 import enPricing from '#app/locales/en/pricing.ts';
@@ -21,6 +22,7 @@ import zhCommon from '#app/locales/zh/common.ts';
 import zhContent from '#app/locales/zh/content.ts';
 import zhDashboard from '#app/locales/zh/dashboard.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
+import zhMidjourney from '#app/locales/zh/midjourney.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
 import zhPlayground from '#app/locales/zh/playground.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
@@ -52,6 +54,7 @@ export const resources = {
     versions: zhVersions,
     pricing: zhPricing,
     logs: zhLogs,
+    midjourney: zhMidjourney,
     wallet: zhWallet,
     content: zhContent,
     playground: zhPlayground,
@@ -70,6 +73,7 @@ export const resources = {
     versions: enVersions,
     pricing: enPricing,
     logs: enLogs,
+    midjourney: enMidjourney,
     wallet: enWallet,
     content: enContent,
     playground: enPlayground,

@@ -70,15 +70,16 @@ describe('sideMenuItems', () => {
     ).not.toContain('order');
   });
 
-  it('hides drawing and async tasks while their pages do not exist, whatever the flags', () => {
-    expect([...builtFeaturePages]).toEqual(['order']);
+  it('hides async tasks while their page does not exist, whatever the flags; drawing follows its flag', () => {
+    expect([...builtFeaturePages]).toEqual(['order', 'midjourney']);
     const k = keys(
       { role: 100 },
       status({ enable_data_export: true, enable_drawing: true, enable_task: true }),
     );
-    expect(k).not.toContain('midjourney');
+    expect(k).toContain('midjourney');
     expect(k).not.toContain('task');
     expect(k).toContain('detail');
+    expect(keys({ role: 100 }, status({ enable_drawing: false }))).not.toContain('midjourney');
   });
 
   it('gates dashboard, drawing and async tasks on their flags once the pages exist', () => {
