@@ -149,4 +149,29 @@ describe.each(MODES)('drawing tasks with JavaScript %s', (mode: Mode) => {
     await expect.poll(() => page.getByTestId('mj-row').count()).toBe(1);
     expect(await page.getByTestId('mj-id').textContent()).toBe(`c91-${p}`);
   });
+
+  it('the channel form offers the mj_* preset models for Midjourney Proxy types', async () => {
+    const admin = await createE2eUser(orm, `mc_${p}`, { role: Role.Admin });
+    const page = await signedIn(mode, admin);
+    // with JavaScript the create drawer of /channel, without it the /channel/new page
+    await page.goto(mode === 'js' ? '/channel' : '/channel/new');
+    await ready(page, mode);
+    const form = mode === 'js' ? page.getByRole('dialog') : page.locator('body');
+    if (mode === 'js') {
+      await page.getByRole('button', { name: '添加渠道' }).click();
+      await form.getByLabel('名称', { exact: true }).waitFor();
+    }
+    await form.locator('#channel-type').selectOption('2');
+    if (mode === 'js') {
+      await page.getByRole('button', { name: '填入相关模型' }).click();
+      await expect.poll(() => page.locator('#channel-models').inputValue()).toMatch(/(^|,)mj_imagine(,|$)/);
+      expect((await form.locator('#channel-models').inputValue()).split(',')).toContain('swap_face');
+    } else {
+      // without JavaScript the form comes back (refused: no key or model) with the type's presets offered
+      await page.getByRole('button', { name: '提交' }).click();
+      await page.waitForLoadState('load');
+      expect(await page.locator('#channel-type').inputValue()).toBe('2');
+      expect(await page.locator('input[name="models_pick"][value="mj_imagine"]').count()).toBe(1);
+    }
+  });
 });

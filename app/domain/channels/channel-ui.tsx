@@ -13,6 +13,7 @@ import {
   statusReason,
   VERTEX_REGION_TEMPLATE,
 } from '#app/domain/channels/constants.ts';
+import { presetModelsForType } from '#app/domain/midjourney/constants.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
@@ -184,12 +185,13 @@ export function ChannelFields({
   const [note, setNote] = useState(notice ?? '');
   const [fetched, setFetched] = useState<string[]>([]);
   const current = splitModels(models);
-  const offered = [...new Set([...modelOptions, ...fetched, ...values.models])].sort((a, b) =>
+  const typeNum = Number(type);
+  const preset = presetModelsForType(typeNum);
+  const offered = [...new Set([...modelOptions, ...preset, ...fetched, ...values.models])].sort((a, b) =>
     a.localeCompare(b),
   );
   const groups = [...new Set([...groupOptions, ...values.groups])];
   const invalid = (k: string) => (fieldErrors && k in fieldErrors ? true : undefined);
-  const typeNum = Number(type);
   const otherLabel =
     typeNum === 18 ? t('form.otherXunfei') : typeNum === 41 ? t('form.otherVertex') : t('form.otherGeneric');
 
@@ -360,6 +362,11 @@ export function ChannelFields({
                 }}
               >
                 {t('actions.fetchModels')}
+              </Button>
+            ) : null}
+            {preset.length ? (
+              <Button variant="ghost" data-action="fill-related" onPress={() => setModels(preset.join(','))}>
+                {t('actions.fillRelated')}
               </Button>
             ) : null}
             <Button variant="ghost" onPress={() => setModels(offered.join(','))}>
