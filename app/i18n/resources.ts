@@ -5,6 +5,7 @@ import enCommon from '#app/locales/en/common.ts';
 import enContent from '#app/locales/en/content.ts';
 import enDashboard from '#app/locales/en/dashboard.ts';
 import enLogs from '#app/locales/en/logs.ts';
+import enMidjourney from '#app/locales/en/midjourney.ts';
 import enOauth from '#app/locales/en/oauth.ts';
 import enPlayground from '#app/locales/en/playground.ts';
 import enPricing from '#app/locales/en/pricing.ts';
@@ -22,6 +23,7 @@ import zhCommon from '#app/locales/zh/common.ts';
 import zhContent from '#app/locales/zh/content.ts';
 import zhDashboard from '#app/locales/zh/dashboard.ts';
 import zhLogs from '#app/locales/zh/logs.ts';
+import zhMidjourney from '#app/locales/zh/midjourney.ts';
 import zhOauth from '#app/locales/zh/oauth.ts';
 import zhPlayground from '#app/locales/zh/playground.ts';
 import zhPricing from '#app/locales/zh/pricing.ts';
@@ -54,6 +56,7 @@ export const resources = {
     versions: zhVersions,
     pricing: zhPricing,
     logs: zhLogs,
+    midjourney: zhMidjourney,
     wallet: zhWallet,
     content: zhContent,
     playground: zhPlayground,
@@ -73,6 +76,7 @@ export const resources = {
     versions: enVersions,
     pricing: enPricing,
     logs: enLogs,
+    midjourney: enMidjourney,
     wallet: enWallet,
     content: enContent,
     playground: enPlayground,

@@ -14,7 +14,7 @@ import { type Harness, launch, MODES, type Mode, ready } from './harness.ts';
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const PUBLIC_PAGES = ['/', '/pricing', '/about', '/login', '/register', '/reset', '/download'];
-const USER_PAGES = ['/token', '/token/new', '/topup', '/log', '/task', '/setting'];
+const USER_PAGES = ['/token', '/token/new', '/topup', '/log', '/midjourney', '/task', '/setting'];
 const ADMIN_PAGES: string[] = [
   '/channel',
   '/channel/new',

@@ -132,8 +132,8 @@ describe.each(MODES)('mobile shell with JavaScript %s', (mode: Mode) => {
   it('never scrolls sideways at 390px', async () => {
     const pages = {
       visitor: ['/', '/pricing', '/about', '/download', '/login', '/register', '/reset', '/no/such/page'],
-      member: ['/token', '/log', '/topup', '/setting', '/token?page_size=10&p=2'],
-      root: ['/channel', '/redemption', '/user', '/version', '/log', '/setting?tab=operation'],
+      member: ['/token', '/log', '/midjourney', '/topup', '/setting', '/token?page_size=10&p=2'],
+      root: ['/channel', '/redemption', '/user', '/version', '/log', '/midjourney', '/setting?tab=operation'],
     };
     const wide: string[] = [];
     for (const [who, paths] of Object.entries(pages)) {

@@ -202,7 +202,8 @@ describe.each(MODES)('console shell with JavaScript %s', (mode: Mode) => {
       }
     }
     expect(hrefs.has('/playground')).toBe(true);
-    expect([...hrefs].filter((x) => /^\/(midjourney|task|order)\b/.test(x))).toEqual([]);
+    // /midjourney is built (shown with DrawingEnabled); /task and /order are not yet
+    expect([...hrefs].filter((x) => /^\/(task|order)\b/.test(x))).toEqual([]);
     // pages other engineers build in this issue are checked by the crawl once merged
     const built = [...hrefs].filter((x) => !/^\/(playground|chat|detail|guide|usebook)\b/.test(x));
     for (const href of built) {

@@ -58,6 +58,15 @@ const taskFilters = {
   end_timestamp: '4102444800',
 };
 
+const mjFilters = {
+  p: '1',
+  page_size: '10',
+  channel_id: '1',
+  mj_id: 'fuzz',
+  start_timestamp: '0',
+  end_timestamp: '4102444800000',
+};
+
 export const ROUTES: Record<string, RouteSpec> = {
   // Every /api path without a route: a 404 envelope whatever the method.
   'api.$.ts': { methods: ['GET', 'POST', 'PUT', 'DELETE'] },
@@ -121,6 +130,8 @@ export const ROUTES: Record<string, RouteSpec> = {
   'api.log.self._index.ts': { methods: ['GET'], query: logFilters },
   'api.log.self.stat.ts': { methods: ['GET'], query: logFilters },
   'api.log.stat.ts': { methods: ['GET'], query: logFilters },
+  'api.mj._index.ts': { methods: ['GET'], query: mjFilters },
+  'api.mj.self._index.ts': { methods: ['GET'], query: mjFilters },
   'api.models.ts': { methods: ['GET'] },
   'api.oauth.email.bind.ts': { methods: ['GET'], query: { email: 'fuzz@example.com', code: '123456' } },
   'api.oauth.github.ts': { methods: ['GET'], query: { code: 'c', state: 's' } },

@@ -8,10 +8,10 @@ import {
   formatTime,
   keyHintKey,
   MODEL_MAPPING_TEMPLATE,
+  presetModelsForType,
   responseTimeColor,
   STATUS_CODE_MAPPING_TEMPLATE,
   statusReason,
-  TYPE_PRESET_MODELS,
   VERTEX_REGION_TEMPLATE,
 } from '#app/domain/channels/constants.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
@@ -185,13 +185,13 @@ export function ChannelFields({
   const [note, setNote] = useState(notice ?? '');
   const [fetched, setFetched] = useState<string[]>([]);
   const current = splitModels(models);
-  const presets = TYPE_PRESET_MODELS[Number(type)] ?? [];
-  const offered = [...new Set([...modelOptions, ...presets, ...fetched, ...values.models])].sort((a, b) =>
+  const typeNum = Number(type);
+  const preset = presetModelsForType(typeNum);
+  const offered = [...new Set([...modelOptions, ...preset, ...fetched, ...values.models])].sort((a, b) =>
     a.localeCompare(b),
   );
   const groups = [...new Set([...groupOptions, ...values.groups])];
   const invalid = (k: string) => (fieldErrors && k in fieldErrors ? true : undefined);
-  const typeNum = Number(type);
   const otherLabel =
     typeNum === 18 ? t('form.otherXunfei') : typeNum === 41 ? t('form.otherVertex') : t('form.otherGeneric');
 
@@ -211,8 +211,8 @@ export function ChannelFields({
           value={type}
           onChange={(e) => {
             setType(e.target.value);
-            const preset = TYPE_PRESET_MODELS[Number(e.target.value)];
-            if (preset) setModels(preset.join(','));
+            const preset = presetModelsForType(Number(e.target.value));
+            if (preset.length > 0) setModels(preset.join(','));
           }}
           className="channel-input"
         >
@@ -366,6 +366,11 @@ export function ChannelFields({
                 }}
               >
                 {t('actions.fetchModels')}
+              </Button>
+            ) : null}
+            {preset.length ? (
+              <Button variant="ghost" data-action="fill-related" onPress={() => setModels(preset.join(','))}>
+                {t('actions.fillRelated')}
               </Button>
             ) : null}
             <Button variant="ghost" onPress={() => setModels(offered.join(','))}>

@@ -1,5 +1,6 @@
 /** Client-safe channel constants (seed 001 §3, §4, §5, §9): type labels, key hints, colours, templates. */
 
+import { MIDJOURNEY_MODELS } from '#app/domain/midjourney/constants.ts';
 import { formatTimestamp } from '#app/utils/time.ts';
 
 /** Provider types offered by the form (ids of ChannelType in @switchyard/db), in the order shown. */
@@ -45,8 +46,15 @@ export const CHANNEL_TYPES: readonly { value: number; label: string }[] = [
  * and they are offered as model options for a channel of that type.
  */
 export const TYPE_PRESET_MODELS: Readonly<Partial<Record<number, readonly string[]>>> = {
+  2: MIDJOURNEY_MODELS,
+  5: MIDJOURNEY_MODELS,
   36: ['suno_music', 'suno_lyrics'],
 };
+
+/** The preset model list of a channel type (filled on type change and by "fill related models"), else []. */
+export function presetModelsForType(type: number): readonly string[] {
+  return TYPE_PRESET_MODELS[type] ?? [];
+}
 
 export function channelTypeLabel(type: number): string {
   return CHANNEL_TYPES.find((t) => t.value === type)?.label ?? `#${type}`;

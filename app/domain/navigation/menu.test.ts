@@ -70,14 +70,16 @@ describe('sideMenuItems', () => {
     ).not.toContain('order');
   });
 
-  it('hides drawing while its page does not exist, whatever the flags', () => {
-    expect([...builtFeaturePages]).toEqual(['order', 'task']);
+  it('every feature page exists now: drawing and async tasks follow their flags', () => {
+    expect([...builtFeaturePages]).toEqual(['order', 'midjourney', 'task']);
     const k = keys(
       { role: 100 },
       status({ enable_data_export: true, enable_drawing: true, enable_task: true }),
     );
-    expect(k).not.toContain('midjourney');
+    expect(k).toContain('midjourney');
+    expect(k).toContain('task');
     expect(k).toContain('detail');
+    expect(keys({ role: 100 }, status({ enable_drawing: false }))).not.toContain('midjourney');
   });
 
   it('shows async tasks (the /task page exists) exactly when the task flag is on', () => {

@@ -35,7 +35,11 @@ export type FeaturePage = 'order' | 'midjourney' | 'task';
  * The feature pages that exist in this build. An entry for a page not listed here is hidden (never a link to a
  * "page does not exist"); the issue that adds the page adds its key here, and the flag rules below still apply.
  */
-export const builtFeaturePages: ReadonlySet<FeaturePage> = new Set<FeaturePage>(['order', 'task']);
+export const builtFeaturePages: ReadonlySet<FeaturePage> = new Set<FeaturePage>([
+  'order',
+  'midjourney',
+  'task',
+]);
 
 export function isAdmin(user: MenuUser): boolean {
   return (user?.role ?? 0) >= ADMIN_ROLE;

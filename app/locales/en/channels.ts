@@ -59,6 +59,7 @@ const channels: ChannelsResources = {
     editTag: 'Edit tag',
     fetchModels: 'Fetch model list',
     fillTemplate: 'Fill template',
+    fillRelated: 'Fill related models',
     fillAll: 'Fill all models',
     clearModels: 'Clear models',
     addCustom: 'Add',

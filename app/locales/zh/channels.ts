@@ -58,6 +58,7 @@ const channels = {
     editTag: '编辑标签',
     fetchModels: '获取模型列表',
     fillTemplate: '填入模板',
+    fillRelated: '填入相关模型',
     fillAll: '填入所有模型',
     clearModels: '清除所有模型',
     addCustom: '填入',
