@@ -2,7 +2,8 @@
  * A fake midjourney-proxy (novicezk/midjourney-proxy and its Plus fork, as new-api's Midjourney channels reach
  * them) on loopback, following its wire format:
  * - auth: the `mj-api-secret` header must equal the fake's secret (else 401 `{"code":401,...}`);
- * - `POST /mj/submit/{imagine,blend,describe,shorten,action,modal,change,simple-change}` answers
+ * - `POST /mj/submit/{imagine,blend,describe,shorten,action,modal,change,simple-change}` and
+ *   `POST /mj/insight-face/swap` (a SWAP_FACE task) answer
  *   `{code, description, result, properties}`: code 1 and the new task id, or a refusal set by `refuseNext`
  *   (e.g. code 24 banned prompt, 30 queue full, 4 unknown task); follow-ups need a known `taskId`;
  * - tasks: `{id, action, customId, prompt, promptEn, description, state, submitTime, startTime, finishTime,
@@ -65,6 +66,7 @@ const ACTIONS: Record<string, string> = {
   shorten: 'SHORTEN',
   modal: 'MODAL',
   'upload-discord-images': 'UPLOAD',
+  'swap-face': 'SWAP_FACE',
 };
 
 function actionOfCustomId(customId: string): string {
@@ -165,9 +167,9 @@ export async function startFakeMidjourney(
     if (req.headers['mj-api-secret'] !== secret)
       return send(res, 401, { code: 401, description: 'unauthorized' });
 
-    const submit = /^\/mj\/submit\/([a-z-]+)$/.exec(path);
+    const submit = /^\/mj\/(?:submit\/([a-z-]+)|insight-face\/swap)$/.exec(path);
     if (submit && req.method === 'POST') {
-      const kind = submit[1]!;
+      const kind = submit[1] ?? 'swap-face';
       const b = body ?? {};
       const answer = (a: Record<string, unknown>) => {
         submits.push({ path, body: b, answer: a });

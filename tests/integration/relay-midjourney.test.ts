@@ -18,6 +18,8 @@ import {
 } from './relay-stack.ts';
 
 const QUOTA = 10_000_000;
+/** swap_face $0.05 (new-api's default ModelPrice). */
+const SWAP_FACE = 25_000;
 /** mj_imagine $0.1 and mj_upscale $0.05 (new-api's default ModelPrice) at 500,000 quota per USD, group ratio 1. */
 const IMAGINE = 50_000;
 const UPSCALE = 25_000;
@@ -31,6 +33,7 @@ const MODELS = [
   'mj_shorten',
   'mj_modal',
   'mj_upload',
+  'swap_face',
 ];
 
 let fake: FakeMidjourney;
@@ -651,6 +654,83 @@ describe('Midjourney relay, every submit kind', () => {
         'mj_upload',
       ].sort(),
     );
+  });
+});
+
+describe('Midjourney relay, InsightFace swap (swap_face)', () => {
+  const faces = { sourceBase64: 'data:image/png;base64,AA', targetBase64: 'data:image/png;base64,BB' };
+  const swapsSent = () =>
+    [fake, other].flatMap((f) => f.requests).filter((r) => r.path === '/mj/insight-face/swap').length;
+
+  it('is charged its fixed price once on accept (behind a mode prefix too); refused or malformed costs nothing; a failed swap is refunded', async () => {
+    const { user, token } = await account();
+    const before = swapsSent();
+
+    // Malformed: refused by the gateway before any upstream.
+    const missing = await post(
+      '/mj/insight-face/swap',
+      { sourceBase64: faces.sourceBase64 },
+      bearer(token.key),
+    );
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({
+      code: 4,
+      description: 'sourceBase64 and targetBase64 are required',
+    });
+    expect(swapsSent()).toBe(before);
+
+    // Refused by the upstream: its answer passes through, nothing is charged or recorded.
+    fake.refuseNext({ code: 24, description: '可能包含敏感词' });
+    other.refuseNext({ code: 24, description: '可能包含敏感词' });
+    const refused = await post('/mj/insight-face/swap', faces, bearer(token.key));
+    fake.refuseNext(null);
+    other.refuseNext(null);
+    expect(refused.status).toBe(200);
+    expect(refused.body).toMatchObject({ code: 24, result: null });
+    expect(swapsSent()).toBe(before + 1);
+    let b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([QUOTA, QUOTA]);
+    expect(await stack.sql('select id from midjourney_tasks where user_id = ?', [user.id])).toHaveLength(0);
+
+    // Accepted behind /mj-fast: the prefix is not forwarded, the body is, and swap_face is charged once.
+    const ok = await post('/mj-fast/mj/insight-face/swap', faces, bearer(token.key));
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ code: 1 });
+    const mjId = String(ok.body.result);
+    const owner = fake.tasks.has(mjId) ? fake : other;
+    const sent = owner.requests.filter((r) => r.path === '/mj/insight-face/swap').at(-1);
+    expect(sent?.body).toMatchObject(faces);
+    expect(owner.tasks.get(mjId)?.action).toBe('SWAP_FACE');
+    const [row] = await stack.sql<Record<string, unknown>>(
+      'select action, prompt, progress, quota from midjourney_tasks where mj_id = ?',
+      [mjId],
+    );
+    expect(row).toMatchObject({ action: 'SWAP_FACE', prompt: 'InsightFace', progress: '0%' });
+    expect(Number(row!.quota)).toBe(SWAP_FACE);
+    b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([QUOTA - SWAP_FACE, QUOTA - SWAP_FACE]);
+    const consumed = await stack.sql<{ model_name: string; quota: string }>(
+      'select model_name, quota from logs where user_id = ? and type = 2',
+      [user.id],
+    );
+    expect(consumed.map((r) => [r.model_name, Number(r.quota)])).toEqual([['swap_face', SWAP_FACE]]);
+    // The task is the caller's like any other: fetched from the gateway's own rows.
+    const fetched = await get(`/mj/task/${mjId}/fetch`, bearer(token.key));
+    expect(fetched.body).toMatchObject({ id: mjId, action: 'SWAP_FACE' });
+    await pollUntil(mjId, ['SUCCESS']);
+
+    // A second swap that the upstream fails is refunded once, to user and token.
+    const bad = await post('/mj/insight-face/swap', faces, bearer(token.key));
+    expect(bad.body.code).toBe(1);
+    const badId = String(bad.body.result);
+    (fake.tasks.has(badId) ? fake : other).fail(badId, 'no face found');
+    const failed = await pollUntil(badId, ['FAILURE']);
+    expect(failed).toMatchObject({ fail_reason: 'no face found' });
+    await stack.relays[0]!.pipeline!.midjourneyPoller.pollOnce();
+    b = await balances(user.id, token.id);
+    expect([b.user, b.token]).toEqual([QUOTA - SWAP_FACE, QUOTA - SWAP_FACE]);
+    const refunds = await stack.sql('select id from logs where user_id = ? and type = 4', [user.id]);
+    expect(refunds).toHaveLength(1);
   });
 });
 

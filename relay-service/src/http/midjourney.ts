@@ -59,9 +59,8 @@ export function createMidjourneyFront(
   const authenticate = callerAuthenticator(services);
   const mj = services.midjourney;
 
-  const submit = async (c: Context) => {
+  const submit = async (c: Context, kind: string = c.req.param('kind') as string) => {
     try {
-      const kind = c.req.param('kind') as string;
       if (!Object.hasOwn(SUBMIT_KINDS, kind)) throw new MjError(404, 4, `unknown submit action ${kind}`);
       // The key first (a 401 before any complaint about the body); the model limits once the action is known.
       const caller = await authenticate(c, null);
@@ -132,7 +131,8 @@ export function createMidjourneyFront(
     error: midjourneyFrontError,
     mount(app: Hono) {
       for (const prefix of ['/mj', ...MODES.map((m) => `/${m}/mj`)]) {
-        app.post(`${prefix}/submit/:kind`, submit);
+        app.post(`${prefix}/submit/:kind`, (c) => submit(c));
+        app.post(`${prefix}/insight-face/swap`, (c) => submit(c, 'insight-face/swap'));
         app.get(`${prefix}/task/:id/fetch`, fetchTask);
         app.post(`${prefix}/task/list-by-condition`, list);
         app.get(`${prefix}/task/:id/image-seed`, imageSeed);

@@ -39,8 +39,15 @@ export const SUBMIT_KINDS = {
   change: null,
   'simple-change': null,
   'upload-discord-images': MjAction.Upload,
+  // InsightFace's face swap (new-api's swap_face), at `/mj/insight-face/swap` rather than under `submit/`.
+  'insight-face/swap': MjAction.SwapFace,
 } as const;
 export type SubmitKind = keyof typeof SUBMIT_KINDS;
+
+/** The upstream path of a submit: `/mj/submit/<kind>`, or `/mj/insight-face/swap`. */
+export function submitPath(kind: SubmitKind): string {
+  return kind === 'insight-face/swap' ? '/mj/insight-face/swap' : `/mj/submit/${kind}`;
+}
 
 export type MidjourneyDeps = {
   repo: MidjourneyRepo;
@@ -118,6 +125,11 @@ export class MidjourneyService {
           taskId: m[1]!,
         };
       }
+      case 'insight-face/swap':
+        // The face of sourceBase64 put on the person of targetBase64 (data URLs); both are needed (new-api).
+        if (!text('sourceBase64') || !text('targetBase64'))
+          throw new MjError(400, 4, 'sourceBase64 and targetBase64 are required');
+        return { action: MjAction.SwapFace, taskId: null };
       default:
         if (kind === 'imagine' && !text('prompt')) throw new MjError(400, 4, 'prompt is required');
         return { action: SUBMIT_KINDS[kind] as MjAction, taskId: null };
@@ -169,7 +181,7 @@ export class MidjourneyService {
         const channel = pinned ?? this.#pick(caller, model, tried);
         if (!channel) break;
         tried.add(channel.id);
-        const sent = await this.#send(channel, `/mj/submit/${kind}`, out);
+        const sent = await this.#send(channel, submitPath(kind), out);
         if (!sent.ok) {
           lastError = sent.error;
           if (sent.retryable) continue;
@@ -272,7 +284,13 @@ export class MidjourneyService {
     original: TaskRow | null,
     body: Record<string, unknown>,
   ): Promise<void> {
-    const prompt = typeof body.prompt === 'string' ? body.prompt : (original?.prompt ?? '');
+    // A face swap has no prompt; new-api records it as 'InsightFace'.
+    const prompt =
+      action === MjAction.SwapFace
+        ? 'InsightFace'
+        : typeof body.prompt === 'string'
+          ? body.prompt
+          : (original?.prompt ?? '');
     const now = this.#now();
     // As new-api: no status until the first poll; a task that already exists brings its state, an upload is done.
     let status = '';

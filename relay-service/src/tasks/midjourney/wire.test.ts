@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MidjourneyService, MjError } from './service.ts';
+import { MidjourneyService, MjError, submitPath } from './service.ts';
 import {
   actionOfCustomId,
   clearMode,
@@ -48,6 +48,14 @@ describe('midjourney wire', () => {
     });
     expect(MidjourneyService.actionOf('modal', { taskId: '9' })).toEqual({ action: 'MODAL', taskId: '9' });
     expect(() => MidjourneyService.actionOf('imagine', {})).toThrow(MjError);
+    expect(
+      MidjourneyService.actionOf('insight-face/swap', { sourceBase64: 'data:a', targetBase64: 'data:b' }),
+    ).toEqual({ action: 'SWAP_FACE', taskId: null });
+    expect(() => MidjourneyService.actionOf('insight-face/swap', { sourceBase64: 'data:a' })).toThrow(
+      MjError,
+    );
+    expect(submitPath('insight-face/swap')).toBe('/mj/insight-face/swap');
+    expect(submitPath('imagine')).toBe('/mj/submit/imagine');
     expect(() => MidjourneyService.actionOf('action', { taskId: '1', customId: 'nope' })).toThrow(
       'unknown customId',
     );
