@@ -107,6 +107,19 @@ async function waitForStatus(baseURL: string, child: ChildProcess | null, timeou
   throw new Error(`the product did not answer GET /api/status in time (${last})`);
 }
 
+/**
+ * The local Redis, in a logical database of its own per TEST_NAMESPACE (1..15; 0 without one): the relay's keys
+ * have a fixed prefix, so two e2e products on one machine would otherwise share their scheduler leases (one
+ * product's task poller would hold the lease while the other's tasks are never polled) and cached balances.
+ */
+function e2eRedisUrl(): string {
+  const ns = process.env.TEST_NAMESPACE ?? '';
+  if (!ns) return 'redis://127.0.0.1:6379';
+  let hash = 0;
+  for (const c of ns) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
+  return `redis://127.0.0.1:6379/${1 + (hash % 15)}`;
+}
+
 export default async function setup(project: TestProject) {
   const external = process.env.E2E_BASE_URL;
   if (external) {
@@ -137,7 +150,7 @@ export default async function setup(project: TestProject) {
   const openai = await startFakeOpenAI();
   const alipay = await startAlipayFake();
   const wechatPay = await startWeChatPayFake();
-  const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redisURL = process.env.E2E_REDIS_URL ?? process.env.TEST_REDIS_URL ?? e2eRedisUrl();
   const [port, relayPort, consoleGrpc, relayGrpc] = [
     await freePort(),
     await freePort(),
@@ -163,6 +176,9 @@ export default async function setup(project: TestProject) {
     CRITICAL_RATE_LIMIT: '100000',
     // A trusted sibling origin for tests/e2e/csrf.e2e.ts (ADR 016).
     TRUSTED_ORIGINS: 'http://trusted.switchyard.test',
+    // Drawing and music tasks are polled every 0.5 s instead of new-api's 15 s, so tests/e2e/task-journey.e2e.ts
+    // sees the fakes' tasks finish within seconds.
+    RELAY_TASK_POLL_INTERVAL_MS: '500',
     ...oauth.env,
   };
   const output: string[] = [];
