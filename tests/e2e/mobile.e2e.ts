@@ -142,7 +142,21 @@ describe.each(MODES)('mobile shell with JavaScript %s', (mode: Mode) => {
         await page.goto(path);
         await ready(page, mode);
         const extra = await overflow(page);
-        if (extra > 0) wide.push(`${who} ${path}: ${extra}px`);
+        if (extra > 0) {
+          // name what sticks out (outside a scroll box), so a failure says where to look
+          const culprits = await page.evaluate(() =>
+            [...document.querySelectorAll('body *')]
+              .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+              .filter(
+                (el) =>
+                  !el.parentElement?.closest('.list-table-wrap') ||
+                  getComputedStyle(el).position === 'absolute',
+              )
+              .slice(0, 5)
+              .map((el) => `${el.tagName.toLowerCase()}.${String(el.className).split(' ')[0]}`),
+          );
+          wide.push(`${who} ${path}: ${extra}px (${culprits.join(', ')})`);
+        }
       }
     }
     expect(wide).toEqual([]);
