@@ -832,6 +832,9 @@ describe('RelayService errors and invalidation', () => {
       code: 'not_found',
     });
     const body = (model: string) => JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
+    // Served but unpriced (an unknown model is NOT_FOUND-like 503 instead, see relay-openai.test.ts).
+    await channel('unpriced-model');
+    await reload(stack);
     await expect(
       grpc.chatCompletion({ tokenKey: `sk-${user.key}` }, body('unpriced-model'), ''),
     ).rejects.toMatchObject({ code: 'permission_denied', message: expect.stringMatching(/price/) });

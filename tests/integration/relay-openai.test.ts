@@ -276,9 +276,24 @@ describe('openai SDK through the relay', () => {
     await expect(bad.chat.completions.create({ model: 'gpt-4o', messages: [] })).rejects.toBeInstanceOf(
       OpenAI.AuthenticationError,
     );
+    // A model no channel serves is unknown (new-api's 503 model_not_found), priced or not.
     await expect(
       client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
-    ).rejects.toMatchObject({ status: 403, code: 'model_price_not_set' });
+    ).rejects.toMatchObject({ status: 503, code: 'model_not_found' });
+    // A served model without a price is the administrator's gap, and the message says so.
+    await seedChannel(stack, { baseUrl: fake.url, models: ['unpriced-served'] });
+    await reload(stack);
+    await expect(
+      client.chat.completions.create({
+        model: 'unpriced-served',
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toMatchObject({
+      status: 403,
+      code: 'model_price_not_set',
+      message: expect.stringMatching(/no price set/),
+    });
+    expect(fake.requests.filter((r) => r.body?.model === 'unpriced-served')).toHaveLength(0);
     await setOptions(stack, {
       ModelRatio: JSON.stringify({ 'gpt-4o': 1.25, 'no-route': 1, 'gpt-4o-mini': 0.075 }),
     });

@@ -7,15 +7,24 @@ import type { OptionService } from '@switchyard/db/options/service.ts';
 import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import type { Logger } from '../log.ts';
 import { adaptorFor } from '../providers/registry.ts';
-import type { ChannelConfig, Endpoint, RelayInput, UpstreamRequest } from '../providers/types.ts';
+import {
+  type ChannelConfig,
+  type Endpoint,
+  type ProviderAdaptor,
+  type RelayInput,
+  UpstreamFailure,
+  type UpstreamRequest,
+} from '../providers/types.ts';
 import type { RelayStore } from '../store/types.ts';
 import type { Catalog } from './catalog.ts';
+import { buildUpstreamRequest, credentials } from './credentials.ts';
 import { RelayError } from './errors.ts';
 import { computeQuota, priceContent, priceDetails, priceTablesFrom, resolvePrice } from './pricing.ts';
 import { channelConfig, newRequestId, type OutboxSink, type RelayCore } from './relay.ts';
 import type { ChannelRecord, Repo } from './repo.ts';
 import { countPromptTokens } from './tokenize.ts';
 import { disableReason } from './upstream.ts';
+import { fetchClient, type UpstreamClient, type UpstreamReply } from './upstream-client.ts';
 import type { usage as makeUsage } from './usage.ts';
 import { encodeUsagePayload } from './usage-payload.ts';
 
@@ -77,12 +86,13 @@ export function testInput(
 
 export class ChannelOps {
   readonly #d: ChannelOpsDeps;
-  readonly #fetch: typeof fetch;
+  readonly #client: UpstreamClient;
   readonly #now: () => number;
 
   constructor(deps: ChannelOpsDeps) {
     this.#d = deps;
-    this.#fetch = deps.fetch ?? fetch;
+    // Through the relay's client shape, so WebSocket upstreams (Spark) are tested like HTTP ones.
+    this.#client = fetchClient(deps.fetch ?? fetch);
     this.#now = deps.now ?? Date.now;
   }
 
@@ -125,14 +135,25 @@ export class ChannelOps {
     let disable: string | null = null;
     let usage = null;
     try {
-      const req = adaptor.buildRequest(channelConfig(ch), input);
+      const cfg = await this.#withCredential(adaptor, channelConfig(ch));
+      const req = await buildUpstreamRequest(adaptor, cfg, input);
       const res = await this.#send(req);
-      const buf = new Uint8Array(await res.arrayBuffer());
+      const buf = await res.bytes();
       if (res.status === 200) {
-        const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
-        usage = parsed.usage;
-        success = usage !== null;
-        if (!success) message = 'the upstream answered without usage';
+        try {
+          const parsed = adaptor.parseResponse(input, {
+            status: res.status,
+            headers: res.headers,
+            body: buf,
+          });
+          usage = parsed.usage;
+          success = usage !== null;
+          if (!success) message = 'the upstream answered without usage';
+        } catch (err) {
+          if (!(err instanceof UpstreamFailure)) throw err;
+          message = `status ${err.error.status}: ${err.error.message}`;
+          disable = disableReason(err.error, ch.type, d.options.get('AutomaticDisableKeywords'));
+        }
       } else {
         const err = adaptor.parseError({
           status: res.status,
@@ -143,7 +164,10 @@ export class ChannelOps {
         disable = disableReason(err, ch.type, d.options.get('AutomaticDisableKeywords'));
       }
     } catch (err) {
-      message = `the upstream could not be reached: ${(err as Error).message}`;
+      message =
+        err instanceof RelayError
+          ? err.message
+          : `the upstream could not be reached: ${(err as Error).message}`;
     }
     const responseTimeMs = this.#now() - started;
     const nowS = Math.floor(this.#now() / 1000);
@@ -298,10 +322,10 @@ export class ChannelOps {
         message: 'this channel type has no model list',
         type: 'unsupported',
       });
-    let res: Response;
+    let res: UpstreamReply;
     let text: string;
     try {
-      res = await this.#send(adaptor.modelsRequest(cfg));
+      res = await this.#send(adaptor.modelsRequest(await this.#withCredential(adaptor, cfg)));
       text = await res.text();
     } catch (err) {
       // Unreachable upstream (wrong base URL, DNS, timeout): a refusal the admin can act on, not INTERNAL.
@@ -347,9 +371,15 @@ export class ChannelOps {
       updatedAt: 0,
     });
     // An adaptor answers an empty request list for the types of its family that have no balance API.
-    const requests = adaptor?.balanceRequests?.(channelConfig(ch)) ?? [];
-    if (requests.length === 0 || !adaptor?.parseBalance)
+    if (!adaptor?.balanceRequests || !adaptor.parseBalance)
       return fail('balance is not supported for this channel type');
+    let requests: UpstreamRequest[];
+    try {
+      requests = adaptor.balanceRequests(await this.#withCredential(adaptor, channelConfig(ch)));
+    } catch (err) {
+      return fail(`balance request failed: ${(err as Error).message}`);
+    }
+    if (requests.length === 0) return fail('balance is not supported for this channel type');
     try {
       const bodies: unknown[] = [];
       for (const req of requests) {
@@ -371,12 +401,11 @@ export class ChannelOps {
       yield this.#updateBalance(ch);
   }
 
-  #send(req: UpstreamRequest): Promise<Response> {
-    return this.#fetch(req.url, {
-      method: req.method,
-      headers: req.headers,
-      body: req.body,
-      signal: AbortSignal.timeout(this.#d.timeoutMs ?? 30_000),
-    });
+  #send(req: UpstreamRequest): Promise<UpstreamReply> {
+    return this.#client.send(req, AbortSignal.timeout(this.#d.timeoutMs ?? 30_000));
+  }
+
+  #withCredential(adaptor: ProviderAdaptor, cfg: ChannelConfig): Promise<ChannelConfig> {
+    return credentials.resolve(adaptor, cfg, this.#client, AbortSignal.timeout(this.#d.timeoutMs ?? 30_000));
   }
 }

@@ -19,10 +19,12 @@ import type {
   RelayInput,
   UpstreamError,
 } from '../providers/types.ts';
+import { UpstreamFailure } from '../providers/types.ts';
 import { runtime } from '../runtime.ts';
 import type { AccountRef, OutboxEntry, RateLimit, RelayStore } from '../store/types.ts';
 import type { Caller } from './auth.ts';
 import { type Catalog, hasRoute, selectChannel } from './catalog.ts';
+import { buildUpstreamRequest, credentials } from './credentials.ts';
 import { RelayError } from './errors.ts';
 import { requestHold } from './hold.ts';
 import { LOCAL_ENTRY_PREFIX } from './outbox.ts';
@@ -203,6 +205,17 @@ export class RelayCore {
         });
     }
 
+    // A model no channel of the group serves is unknown here (new-api's 503 model_not_found), whether or not it
+    // has a price; a served model without a price is the administrator's gap, and says so.
+    const snapshot = d.catalog.snapshot;
+    if (caller.pinnedChannelId === null && !hasRoute(snapshot, caller.group, call.model))
+      throw new RelayError({
+        status: 503,
+        message: `no available channel for model ${call.model} in group ${caller.group}`,
+        type: 'new_api_error',
+        code: 'model_not_found',
+      });
+
     const price = resolvePrice(tables, call.model, caller.group);
     const acceptUnset = caller.user.setting.accept_unset_model_ratio_model === true;
     if (!price && !acceptUnset)
@@ -214,15 +227,6 @@ export class RelayCore {
       });
     const effectivePrice: ResolvedPrice =
       price ?? resolvePrice({ ...tables, selfUseMode: true }, call.model, caller.group)!;
-
-    const snapshot = d.catalog.snapshot;
-    if (caller.pinnedChannelId === null && !hasRoute(snapshot, caller.group, call.model))
-      throw new RelayError({
-        status: 503,
-        message: `no available channel for model ${call.model} in group ${caller.group}`,
-        type: 'new_api_error',
-        code: 'model_not_found',
-      });
 
     // A bound of what this request can cost (core/hold.ts, ADR 009); a 400 for limits no model accepts.
     const { promptTokens, estimate } = await requestHold(
@@ -425,19 +429,26 @@ export class RelayCore {
       clientHeaders: call.clientHeaders,
       settings: providerSettings(d.options),
     };
-    const req = adaptor.buildRequest(channelConfig(channel), input);
     // One controller for the client's abort and the upstream deadline: AbortSignal.timeout + AbortSignal.any
     // per request showed in profiles. The deadline covers a whole non-stream reply and a stream's first byte.
     const ctl = upstreamSignal(call.signal, d.upstreamTimeoutMs);
     const signal = ctl.signal;
 
+    let cfg = channelConfig(channel);
     let res: UpstreamReply;
     try {
+      cfg = await credentials.resolve(adaptor, cfg, this.#upstream, signal);
+      const req = await buildUpstreamRequest(adaptor, cfg, input);
       res = await this.#upstream.send(req, signal);
     } catch (err) {
       ctl.release();
       if (call.signal?.aborted) {
         return { ok: false, retryable: false, error: clientGone() };
+      }
+      // The credential exchange was refused (a wrong key pair): this channel cannot serve; try another.
+      if (err instanceof RelayError) {
+        d.log.warn(`channel #${channel.id} ${channel.name}: ${err.message}`);
+        return { ok: false, retryable: true, error: err };
       }
       d.log.warn(`channel #${channel.id} ${channel.name}: upstream unreachable (${(err as Error).message})`);
       return {
@@ -457,24 +468,9 @@ export class RelayCore {
     if (res.status < 200 || res.status >= 300) {
       const bodyText = await res.text().catch(() => '');
       ctl.release();
+      if (res.status === 401) credentials.invalidate(adaptor, cfg);
       const upstreamErr = adaptor.parseError({ status: res.status, headers: res.headers, bodyText });
-      const status = mapStatus(res.status, channel.statusCodeMapping);
-      const mapped: UpstreamError = { ...upstreamErr, status };
-      await this.#maybeDisable(channel, mapped);
-      const retryAfter = res.headers.get('retry-after');
-      return {
-        ok: false,
-        retryable: isRetryable(status),
-        error: new RelayError({
-          status,
-          message: clientMessage(mapped),
-          type: mapped.type || 'upstream_error',
-          code: mapped.code,
-          ...(retryAfter && Number.isFinite(Number(retryAfter))
-            ? { retryAfterMs: Number(retryAfter) * 1000 }
-            : {}),
-        }),
-      };
+      return this.#upstreamFailed(channel, upstreamErr, res.status, res.headers.get('retry-after'));
     }
 
     const headers = new Headers({ 'x-request-id': ctx.requestId });
@@ -493,7 +489,15 @@ export class RelayCore {
     } finally {
       ctl.release();
     }
-    const parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
+    let parsed: ReturnType<ProviderAdaptor['parseResponse']>;
+    try {
+      parsed = adaptor.parseResponse(input, { status: res.status, headers: res.headers, body: buf });
+    } catch (err) {
+      // A 2xx that carries the provider's error (Baidu error_code, Hunyuan Response.Error, Spark header.code).
+      if (!(err instanceof UpstreamFailure)) throw err;
+      if (err.error.status === 401) credentials.invalidate(adaptor, cfg);
+      return this.#upstreamFailed(channel, err.error, err.error.status, null);
+    }
     const sensitive = sensitivePolicy(d.options);
     if (sensitive.onCompletion && sensitive.stop) {
       const found = findSensitive(parsed.completionText, sensitive.words);
@@ -531,6 +535,31 @@ export class RelayCore {
     return {
       ok: true,
       result: { kind: 'body', status: 200, headers, body, requestId: ctx.requestId },
+    };
+  }
+
+  /** An upstream refusal after status-code mapping: auto-disable when it qualifies, retry when it may. */
+  async #upstreamFailed(
+    channel: ChannelRecord,
+    upstreamErr: UpstreamError,
+    upstreamStatus: number,
+    retryAfter: string | null,
+  ): Promise<{ ok: false; error: RelayError; retryable: boolean }> {
+    const status = mapStatus(upstreamStatus, channel.statusCodeMapping);
+    const mapped: UpstreamError = { ...upstreamErr, status };
+    await this.#maybeDisable(channel, mapped);
+    return {
+      ok: false,
+      retryable: isRetryable(status),
+      error: new RelayError({
+        status,
+        message: clientMessage(mapped),
+        type: mapped.type || 'upstream_error',
+        code: mapped.code,
+        ...(retryAfter && Number.isFinite(Number(retryAfter))
+          ? { retryAfterMs: Number(retryAfter) * 1000 }
+          : {}),
+      }),
     };
   }
 

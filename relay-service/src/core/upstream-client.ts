@@ -32,6 +32,7 @@ export type UpstreamClient = {
 export function fetchClient(f: typeof fetch): UpstreamClient {
   return {
     async send(req, signal) {
+      if (req.transport === 'ws') return wsSend(req, signal);
       const res = await f(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
       return {
         status: res.status,
@@ -79,6 +80,7 @@ export function undiciClient(fallback: UpstreamClient): UpstreamClient {
   return {
     async send(req, signal) {
       const body = req.body ?? null;
+      if (req.transport === 'ws') return wsSend(req, signal);
       if (body !== null && typeof body !== 'string' && !(body instanceof Uint8Array))
         return fallback.send(req, signal);
       const d = await load();
@@ -192,4 +194,122 @@ function webChunks(body: ReadableStream<Uint8Array>): UpstreamChunks {
     },
     cancel: (reason) => reader.cancel(reason),
   };
+}
+
+/**
+ * The WebSocket transport (UpstreamRequest.transport 'ws', e.g. Xunfei Spark): the runtime's WebSocket client
+ * (Node 22 and Deno both have one). Resolves once the socket is open, after sending `body` as one text message;
+ * the reply is every message the upstream sends, each followed by '\n', until it closes. A socket that fails to
+ * open rejects like an unreachable HTTP upstream; one that errors later ends the reply with an error.
+ */
+export function wsSend(req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamReply> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason ?? new Error('aborted'));
+      return;
+    }
+    const ws = new WebSocket(req.url);
+    ws.binaryType = 'arraybuffer';
+    const queue: Uint8Array[] = [];
+    let ended = false;
+    let failure: Error | null = null;
+    let wake: (() => void) | null = null;
+    let opened = false;
+    const notify = () => {
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    const encoder = new TextEncoder();
+    const onAbort = () => {
+      failure ??= signal.reason instanceof Error ? signal.reason : new Error('aborted');
+      try {
+        ws.close();
+      } catch {
+        // already closing
+      }
+      if (!opened) reject(failure);
+      ended = true;
+      notify();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    ws.addEventListener('open', () => {
+      opened = true;
+      if (typeof req.body === 'string') ws.send(req.body);
+      resolve({
+        status: 200,
+        headers: new Headers(),
+        bytes,
+        text: async () => decoder.decode(await bytes()),
+        chunks,
+      });
+    });
+    ws.addEventListener('message', (ev: MessageEvent) => {
+      const data = ev.data;
+      const text = typeof data === 'string' ? data : decoder.decode(new Uint8Array(data as ArrayBuffer));
+      queue.push(encoder.encode(`${text}\n`));
+      notify();
+    });
+    ws.addEventListener('error', () => {
+      if (!opened) {
+        signal.removeEventListener('abort', onAbort);
+        reject(new Error('the WebSocket upstream could not be opened'));
+        return;
+      }
+      failure ??= new Error('the WebSocket upstream failed');
+      ended = true;
+      notify();
+    });
+    ws.addEventListener('close', () => {
+      signal.removeEventListener('abort', onAbort);
+      ended = true;
+      notify();
+    });
+    const next = async (): Promise<{ done: true } | { done: false; value: Uint8Array }> => {
+      for (;;) {
+        const v = queue.shift();
+        if (v) return { done: false, value: v };
+        if (ended) {
+          if (failure && !cancelled) throw failure;
+          return { done: true };
+        }
+        await new Promise<void>((r) => {
+          wake = r;
+        });
+      }
+    };
+    let cancelled = false;
+    async function bytes(): Promise<Uint8Array> {
+      const parts: Uint8Array[] = [];
+      let size = 0;
+      for (;;) {
+        const r = await next();
+        if (r.done) break;
+        parts.push(r.value);
+        size += r.value.byteLength;
+      }
+      const out = new Uint8Array(size);
+      let at = 0;
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.byteLength;
+      }
+      return out;
+    }
+    function chunks(): UpstreamChunks {
+      return {
+        read: next,
+        async cancel() {
+          cancelled = true;
+          ended = true;
+          try {
+            ws.close();
+          } catch {
+            // already closed
+          }
+          notify();
+        },
+      };
+    }
+  });
 }

@@ -41,6 +41,11 @@ export type ChannelConfig = {
   setting: Record<string, unknown>;
   /** Parsed param_override JSON merged into the top level of JSON bodies ({} when none). */
   paramOverride: Record<string, unknown>;
+  /**
+   * The short-lived credential core obtained with the adaptor's `credential` exchange (Baidu access token, Vertex
+   * OAuth token), cached per channel key until shortly before it expires. Absent for adaptors without one.
+   */
+  credential?: string;
 };
 
 /**
@@ -94,7 +99,30 @@ export type UpstreamRequest = {
   method: 'GET' | 'POST';
   headers: Headers;
   body: BodyInit | null;
+  /**
+   * 'ws': `url` is a ws(s):// URL; core opens a WebSocket, sends `body` (a string) as one text message, and reads
+   * every message the upstream sends until it closes as the reply, each message followed by '\n' (so adaptors
+   * parse newline-delimited JSON, for a whole reply and in a stream alike). Status 200 once the socket opened.
+   */
+  transport?: 'http' | 'ws';
 };
+
+/**
+ * Thrown by `parseResponse` when a 2xx reply carries an error (Baidu's error_code, Hunyuan's Response.Error,
+ * Spark's header.code): core handles it as an upstream error of that status (retry, auto-disable, the client's
+ * envelope) instead of a success.
+ */
+export class UpstreamFailure extends Error {
+  readonly error: UpstreamError;
+  constructor(error: UpstreamError) {
+    super(error.message);
+    this.name = 'UpstreamFailure';
+    this.error = error;
+  }
+}
+
+/** A credential exchange result: the value handed to buildRequest as `channel.credential`, and its expiry. */
+export type Credential = { value: string; expiresAtMs: number };
 
 export type ParsedResponse = {
   /** What the client receives, in the inbound (OpenAI) format. */
@@ -138,7 +166,22 @@ export interface ProviderAdaptor {
   /** Channel type ids (seed 000 §3) this adaptor serves. */
   readonly channelTypes: readonly number[];
   supports(endpoint: Endpoint): boolean;
-  buildRequest(channel: ChannelConfig, input: RelayInput): UpstreamRequest;
+  /**
+   * The upstream request. May be async for signing with WebCrypto-based libraries (SigV4, JWT), never for I/O:
+   * core awaits it only when a Promise comes back.
+   */
+  buildRequest(channel: ChannelConfig, input: RelayInput): UpstreamRequest | Promise<UpstreamRequest>;
+  /**
+   * A credential the provider derives from the channel key over HTTP (Baidu's OAuth access token, Vertex's
+   * service-account token). Core sends `request`, passes the reply to `parse`, caches the result per channel key
+   * until a minute before it expires (one exchange at a time per key), drops it when the upstream answers 401,
+   * and sets `channel.credential` for buildRequest, modelsRequest and balanceRequests.
+   */
+  credential?: {
+    request(channel: ChannelConfig, nowMs: number): UpstreamRequest | Promise<UpstreamRequest>;
+    /** The exchange reply (status checked by core: a non-2xx fails the call as an upstream error). */
+    parse(res: { status: number; bodyText: string }, nowMs: number): Credential;
+  };
   parseResponse(
     input: RelayInput,
     res: { status: number; headers: Headers; body: Uint8Array },
@@ -152,3 +195,8 @@ export interface ProviderAdaptor {
   balanceRequests?(channel: ChannelConfig): UpstreamRequest[];
   parseBalance?(bodies: unknown[]): number;
 }
+
+/** An adaptor whose requests need no async signing (most): tests and callers get the request directly. */
+export type SyncProviderAdaptor = Omit<ProviderAdaptor, 'buildRequest'> & {
+  buildRequest(channel: ChannelConfig, input: RelayInput): UpstreamRequest;
+};

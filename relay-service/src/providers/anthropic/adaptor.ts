@@ -4,7 +4,7 @@
  * `anthropic-beta` when it sent them) plus the admin's per-model headers (claude.model_headers_settings).
  * Claude-format calls (/v1/messages) pass through natively (native.ts).
  */
-import type { Endpoint, ProviderAdaptor, RelayInput, UpstreamRequest } from '../types.ts';
+import type { Endpoint, RelayInput, SyncProviderAdaptor, UpstreamRequest } from '../types.ts';
 import { nativeBody, nativeStream, parseNativeResponse } from './native.ts';
 import {
   ANTHROPIC_DEFAULT_BASE,
@@ -66,7 +66,7 @@ function headers(
 const requestHeaders = (key: string, input: RelayInput) =>
   headers(key, input.clientHeaders, input.stream, modelHeaders(claudeSettings(input), input.upstreamModel));
 
-export function createAnthropicAdaptor(now: () => number = Date.now): ProviderAdaptor {
+export function createAnthropicAdaptor(now: () => number = Date.now): SyncProviderAdaptor {
   return {
     id: 'anthropic',
     channelTypes: [ANTHROPIC_CHANNEL_TYPE],
@@ -110,4 +110,4 @@ export function createAnthropicAdaptor(now: () => number = Date.now): ProviderAd
   };
 }
 
-export const anthropicAdaptor: ProviderAdaptor = createAnthropicAdaptor();
+export const anthropicAdaptor: SyncProviderAdaptor = createAnthropicAdaptor();

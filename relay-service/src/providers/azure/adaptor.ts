@@ -2,7 +2,7 @@ import { ENDPOINT_PATHS } from '../openai/channels.ts';
 import { buildOpenAIBody, jsonHeaders } from '../openai/request.ts';
 import { parseOpenAIError, parseOpenAIResponse } from '../openai/response.ts';
 import { openAIStreamConversion } from '../openai/stream.ts';
-import type { ChannelConfig, Endpoint, ProviderAdaptor, RelayInput, UpstreamRequest } from '../types.ts';
+import type { ChannelConfig, Endpoint, RelayInput, SyncProviderAdaptor, UpstreamRequest } from '../types.ts';
 
 /** gateway-behaviour §5 AZURE_DEFAULT_API_VERSION. */
 export const AZURE_DEFAULT_API_VERSION = '2024-12-01-preview';
@@ -35,7 +35,7 @@ export function azureUrl(channel: ChannelConfig, endpoint: Endpoint, model: stri
 }
 
 /** Azure OpenAI (type 3): OpenAI's wire format behind another URL scheme and the `api-key` header. */
-export const azureAdaptor: ProviderAdaptor = {
+export const azureAdaptor: SyncProviderAdaptor = {
   id: 'azure',
   channelTypes: [3],
   supports: (endpoint) => ENDPOINTS.has(endpoint),

@@ -4,7 +4,7 @@
  * (endpoint 'generate') passed through natively (native.ts). The key goes in `x-goog-api-key`; the API version
  * per model comes from gemini.version_settings (default v1beta).
  */
-import type { ChannelConfig, Endpoint, ProviderAdaptor, RelayInput, UpstreamRequest } from '../types.ts';
+import type { ChannelConfig, Endpoint, RelayInput, SyncProviderAdaptor, UpstreamRequest } from '../types.ts';
 import { buildEmbedBody, parseEmbedResponse } from './embeddings.ts';
 import { nativeBody, nativeStream, parseNativeResponse } from './native.ts';
 import {
@@ -49,7 +49,7 @@ function embedRequest(channel: ChannelConfig, input: RelayInput): UpstreamReques
   };
 }
 
-export function createGeminiAdaptor(now: () => number = Date.now): ProviderAdaptor {
+export function createGeminiAdaptor(now: () => number = Date.now): SyncProviderAdaptor {
   return {
     id: 'gemini',
     channelTypes: [GEMINI_CHANNEL_TYPE],
@@ -96,4 +96,4 @@ export function createGeminiAdaptor(now: () => number = Date.now): ProviderAdapt
   };
 }
 
-export const geminiAdaptor: ProviderAdaptor = createGeminiAdaptor();
+export const geminiAdaptor: SyncProviderAdaptor = createGeminiAdaptor();

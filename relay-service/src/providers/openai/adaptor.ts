@@ -1,5 +1,5 @@
 import { isObject } from '../json.ts';
-import type { ChannelConfig, Endpoint, ProviderAdaptor, RelayInput, UpstreamRequest } from '../types.ts';
+import type { ChannelConfig, Endpoint, RelayInput, SyncProviderAdaptor, UpstreamRequest } from '../types.ts';
 import { apiRoot, CUSTOM_CHANNEL, channelBase, OPENAI_COMPATIBLE, upstreamUrl } from './channels.ts';
 import { buildOpenAIBody, jsonHeaders } from './request.ts';
 import { parseOpenAIError, parseOpenAIResponse } from './response.ts';
@@ -81,7 +81,7 @@ export type OpenAIAdaptorOptions = {
  * speaks the inbound format already, so requests change little (model, param_override, stream_options,
  * reasoning-model parameters) and replies pass through while usage is read.
  */
-export function createOpenAIAdaptor(opts: OpenAIAdaptorOptions = {}): ProviderAdaptor {
+export function createOpenAIAdaptor(opts: OpenAIAdaptorOptions = {}): SyncProviderAdaptor {
   const now = opts.now ?? Date.now;
   return {
     id: opts.id ?? 'openai',
@@ -138,4 +138,4 @@ export function createOpenAIAdaptor(opts: OpenAIAdaptorOptions = {}): ProviderAd
   };
 }
 
-export const openaiAdaptor: ProviderAdaptor = createOpenAIAdaptor();
+export const openaiAdaptor: SyncProviderAdaptor = createOpenAIAdaptor();
