@@ -445,10 +445,17 @@ export class RelayCore {
       if (call.signal?.aborted) {
         return { ok: false, retryable: false, error: clientGone() };
       }
-      // The credential exchange was refused (a wrong key pair): this channel cannot serve; try another.
+      // The credential exchange was refused (a wrong key pair) or the key cannot be used: this channel cannot
+      // serve; a refusal counts as the upstream's 401 (auto-disable, status mapping), and another channel is tried.
       if (err instanceof RelayError) {
         d.log.warn(`channel #${channel.id} ${channel.name}: ${err.message}`);
-        return { ok: false, retryable: true, error: err };
+        if (err.status !== 401) return { ok: false, retryable: true, error: err };
+        return this.#upstreamFailed(
+          channel,
+          { status: 401, message: err.message, type: err.type, code: err.code },
+          401,
+          null,
+        );
       }
       d.log.warn(`channel #${channel.id} ${channel.name}: upstream unreachable (${(err as Error).message})`);
       return {
