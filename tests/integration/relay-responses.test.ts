@@ -31,6 +31,7 @@ let openai: FakeOpenAI;
 let client: OpenAI;
 let token: string;
 let userId: number;
+let claudeChannelId: number;
 
 const CLAUDE = 'claude-sonnet-4-20250514';
 const GEMINI = 'gemini-2.5-flash';
@@ -121,7 +122,9 @@ beforeAll(async () => {
   stack = await startStack({ suffix: 'relay_responses' });
   userId = (await seedUser(stack, { quota: 50_000_000 })).id;
   token = (await seedToken(stack, userId, { remainQuota: 20_000_000 })).key;
-  await seedChannel(stack, { type: 14, baseUrl: anthropic.url, key: 'sk-ant-channel', models: [CLAUDE] });
+  claudeChannelId = (
+    await seedChannel(stack, { type: 14, baseUrl: anthropic.url, key: 'sk-ant-channel', models: [CLAUDE] })
+  ).id;
   await seedChannel(stack, { type: 24, baseUrl: gemini.url, key: 'AIza-good', models: [GEMINI] });
   await seedChannel(stack, { type: 43, baseUrl: openai.url, key: 'sk-deepseek', models: [DEEPSEEK] });
   await seedChannel(stack, { type: 1, baseUrl: openai.url, key: 'sk-openai', models: [GPT] });
@@ -465,5 +468,20 @@ describe('responses on chat-only channels: the edges', () => {
         `no channel for model ${CLAUDE} in group default can serve /v1/embeddings`,
       ),
     });
+    // An administrator's key pinned to the Claude channel: the same, said of that channel; Responses pass.
+    const admin = await seedUser(stack, { quota: 1_000_000, role: 10 });
+    const adminToken = await seedToken(stack, admin.id, { unlimited: true });
+    const pinned = new OpenAI({
+      baseURL: `${stack.relays[0]!.httpUrl}/v1`,
+      apiKey: `sk-${adminToken.key}-${claudeChannelId}`,
+      maxRetries: 0,
+    });
+    await expect(pinned.embeddings.create({ model: CLAUDE, input: 'x' })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('the pinned channel cannot serve /v1/embeddings requests'),
+    });
+    expect((await pinned.responses.create({ model: CLAUDE, input: 'hi' })).output_text).toBe(
+      `Hello from ${CLAUDE}`,
+    );
   });
 });
