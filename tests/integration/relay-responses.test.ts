@@ -424,6 +424,16 @@ describe('responses on chat-only channels: the edges', () => {
       type: 'json_schema',
       json_schema: { name: 'reply', schema, strict: true },
     });
+    // On a Claude channel the same format becomes Claude's structured output.
+    const structured = await client.responses.parse({
+      model: CLAUDE,
+      input: 'Answer as JSON',
+      text: { format: { type: 'json_schema', name: 'reply', schema, strict: true } },
+    });
+    expect(structured.output_parsed).toEqual({ message: `Hello from ${CLAUDE}` });
+    expect(anthropic.requests.at(-1)!.body!.output_config).toEqual({
+      format: { type: 'json_schema', schema },
+    });
     await client.responses.create({
       model: CLAUDE,
       input: 'What is the weather in Rome?',
