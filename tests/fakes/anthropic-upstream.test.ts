@@ -28,6 +28,32 @@ describe('fake Anthropic upstream through the official SDK', () => {
     expect(fake.requests.at(-1)?.headers['anthropic-version']).toBeTruthy();
   });
 
+  it('answers structured output (output_config.format) as JSON and refuses a malformed format', async () => {
+    const schema = {
+      type: 'object',
+      properties: { message: { type: 'string' } },
+      required: ['message'],
+      additionalProperties: false,
+    } as const;
+    const msg = await client.messages.parse({
+      model: 'claude-sonnet-4-20250514',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+      output_config: { format: { type: 'json_schema', schema } },
+    });
+    expect(msg.content[0]?.type === 'text' && msg.content[0].text).toBe(
+      '{"message":"Hello from claude-sonnet-4-20250514"}',
+    );
+    await expect(
+      client.messages.create({
+        model: 'claude-sonnet-4-20250514',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi' }],
+        output_config: { format: { type: 'text' } as never },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+  });
+
   it('streams text deltas the SDK assembles into the final message', async () => {
     const stream = client.messages.stream({
       model: 'claude-3-5-haiku-20241022',

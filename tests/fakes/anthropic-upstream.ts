@@ -6,8 +6,9 @@
  *
  * Deterministic: the answer is "Hello from <model>" in three text deltas; with `tools` and a last user message
  * mentioning "weather" it calls the first tool with {"location": "<city after 'in'>"}; with `thinking` enabled a
- * thinking block "Let me think." (+ signature) comes first. Usage defaults: input = words of the request,
- * output = number of deltas; rules override it.
+ * thinking block "Let me think." (+ signature) comes first. With structured output (`output_config.format`, a
+ * json_schema with its `schema` object; anything else is refused as the API does) the text is the JSON object
+ * {"message": <text>}. Usage defaults: input = words of the request, output = number of deltas; rules override it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -131,6 +132,16 @@ export async function startFakeAnthropic(opts: { keys?: string[] } = {}): Promis
     )
       return sendError(res, 400, 'invalid_request_error', 'model, max_tokens and messages are required');
 
+    const outputConfig = isObject(body.output_config) ? body.output_config : null;
+    const format = outputConfig && isObject(outputConfig.format) ? outputConfig.format : null;
+    if (outputConfig?.format !== undefined && (format?.type !== 'json_schema' || !isObject(format.schema)))
+      return sendError(
+        res,
+        400,
+        'invalid_request_error',
+        'output_config.format: a json_schema with a schema is required',
+      );
+
     const model = body.model;
     const ruleIndex = rules.findIndex((r) => !r.model || r.model === model);
     const rule = ruleIndex >= 0 ? rules[ruleIndex] : undefined;
@@ -150,7 +161,8 @@ export async function startFakeAnthropic(opts: { keys?: string[] } = {}): Promis
     const thinking = isObject(body.thinking) && body.thinking.type === 'enabled';
     const firstTool = askWeather && isObject(body.tools?.[0 as never]) ? (body.tools as Obj[])[0] : undefined;
     const city = /\bin\s+([A-Z][\w-]*)/.exec(lastUserText(body.messages))?.[1] ?? 'Paris';
-    const deltas = (r.content ?? `Hello from ${model}`).split(/(?= )/);
+    const answer = r.content ?? `Hello from ${model}`;
+    const deltas = (format ? JSON.stringify({ message: answer }) : answer).split(/(?= )/);
     const toolInput = JSON.stringify({ location: city });
     const toolFragments = [toolInput.slice(0, 8), toolInput.slice(8)];
     const usage = {

@@ -167,6 +167,30 @@ describe('chat completions', () => {
     expect(other.choices[0]!.message.content).toBe('Hello from gpt-4o');
   });
 
+  it('answers DeepSeek-style reasoning_content before the text, whole and streamed', async () => {
+    fake.on({ respond: { reasoningContent: 'Let me think.', usage: { reasoning_tokens: 4 } } });
+    const res = await client.chat.completions.create({
+      model: 'deepseek-reasoner',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    const msg = res.choices[0]!.message as unknown as Record<string, unknown>;
+    expect(msg.reasoning_content).toBe('Let me think.');
+    expect(msg.content).toBe('Hello from deepseek-reasoner');
+    expect(res.usage?.completion_tokens).toBe(7);
+    const data = await sseData('/v1/chat/completions', {
+      model: 'deepseek-reasoner',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
+    const deltas = data
+      .filter((d) => d !== '[DONE]')
+      .map((d) => JSON.parse(d).choices[0]?.delta ?? {})
+      .filter((d) => d.reasoning_content || d.content);
+    expect(deltas.map((d) => d.reasoning_content ?? '').join('')).toBe('Let me think.');
+    // Every thinking delta comes before the first text delta.
+    expect(deltas.findIndex((d) => d.content)).toBe(3);
+  });
+
   it('streams word chunks without a usage chunk unless include_usage', async () => {
     const stream = await client.chat.completions.create({
       model: 'gpt-4o-mini',

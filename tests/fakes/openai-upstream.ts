@@ -53,6 +53,11 @@ export type FakeRespond = {
   usage?: FakeUsage;
   /** Replaces the generated text (chat, completions, responses, transcriptions). */
   content?: string;
+  /**
+   * Chat only: thinking text answered before the content as `reasoning_content` (DeepSeek's reasoner field, in
+   * the message and as word deltas). Its tokens are whatever `usage.reasoning_tokens` says.
+   */
+  reasoningContent?: string;
   /** HTTP status; >= 400 answers with an error body (OpenAI's default body for that status unless `error`). */
   status?: number;
   /** Error body fields; alone it means status 400 (429 when type is `insufficient_quota`). */
@@ -533,6 +538,8 @@ async function chatCompletions(ctx: Ctx) {
             annotations: [],
           }
         : { role: 'assistant', content: gen.chunks.join(''), refusal: null, annotations: [] };
+    if (ctx.respond.reasoningContent !== undefined)
+      Object.assign(message, { reasoning_content: ctx.respond.reasoningContent });
     sendJson(ctx, 200, {
       ...base,
       object: 'chat.completion',
@@ -573,6 +580,9 @@ async function chatCompletions(ctx: Ctx) {
     };
     if (!(await send(filter))) return;
   }
+  if (ctx.respond.reasoningContent !== undefined)
+    for (const r of fakeChunks(ctx.respond.reasoningContent))
+      if (!(await send(chunk({ delta: { role: 'assistant', content: null, reasoning_content: r } })))) return;
   if (gen.kind === 'tool') {
     const head = {
       role: 'assistant',

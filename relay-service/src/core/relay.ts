@@ -9,6 +9,12 @@ import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/b
 import type { Logger } from '../log.ts';
 import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { chatStreamToGemini, chatToGemini, geminiToChat } from '../providers/bridges/gemini-chat.ts';
+import {
+  chatStreamToResponses,
+  chatToResponses,
+  responsesRefusal,
+  responsesToChat,
+} from '../providers/bridges/responses-chat.ts';
 import { type FrameTransformer, frameRunner } from '../providers/frames.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
@@ -95,11 +101,16 @@ const STREAMING: ReadonlySet<Endpoint> = new Set([
   'generate',
 ]);
 
-/** An inbound format that reaches chat channels by conversion (request → chat, chat answer → the format). */
+/**
+ * An inbound format that reaches chat channels by conversion (request → chat, chat answer → the format). The
+ * client's body is handed back to the answer conversions for formats whose answer echoes the request (Responses).
+ */
 type InboundBridge = {
   toChat(body: Record<string, unknown>, stream: boolean): Record<string, unknown>;
-  fromChat(chatJson: string, model: string): string;
-  streamFromChat(model: string): FrameTransformer;
+  fromChat(chatJson: string, model: string, body: Record<string, unknown>): string;
+  streamFromChat(model: string, body: Record<string, unknown>): FrameTransformer;
+  /** What a chat upstream cannot do for this request (a 400 for the client), or null. */
+  refuse?(body: Record<string, unknown>): { message: string; param: string } | null;
 };
 
 /** Keyed by the inbound endpoint. These formats also have their own stream framing (no `data: [DONE]`). */
@@ -110,6 +121,12 @@ const BRIDGES: Partial<Record<Endpoint, InboundBridge>> = {
     streamFromChat: chatStreamToClaude,
   },
   generate: { toChat: geminiToChat, fromChat: chatToGemini, streamFromChat: chatStreamToGemini },
+  responses: {
+    toChat: responsesToChat,
+    fromChat: chatToResponses,
+    streamFromChat: chatStreamToResponses,
+    refuse: responsesRefusal,
+  },
 };
 
 export function newRequestId(): string {
@@ -362,15 +379,22 @@ export class RelayCore {
       lastError = outcome.error;
       if (!outcome.retryable) break;
     }
-    throw (
-      lastError ??
-      new RelayError({
+    if (lastError) throw lastError;
+    // Channels exist for the model, but none of them can take this inbound format (e.g. an embeddings-only
+    // type asked for Responses): say so instead of "no available channel".
+    if (ctx.unservable)
+      throw new RelayError({
         status: 503,
-        message: `no available channel for model ${call.model} in group ${call.caller.group}`,
+        message: `no channel for model ${call.model} in group ${call.caller.group} can serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
         type: 'new_api_error',
-        code: 'model_not_found',
-      })
-    );
+        code: 'endpoint_not_supported',
+      });
+    throw new RelayError({
+      status: 503,
+      message: `no available channel for model ${call.model} in group ${call.caller.group}`,
+      type: 'new_api_error',
+      code: 'model_not_found',
+    });
   }
 
   #pick(ctx: SettleCtx, tried: Set<number>): Attempt | null {
@@ -401,9 +425,21 @@ export class RelayCore {
     if (!channel) return null;
     const adaptor = adaptorFor(channel.type);
     const upstreamModel = channel.modelMapping[call.model] || call.model;
-    if (!adaptor || !(adaptor.supports(call.endpoint) || bridgeable(call.endpoint, adaptor))) {
-      // An unsupported channel type cannot serve; count it as tried and move on.
+    if (
+      !adaptor ||
+      !(servesNatively(adaptor, call.endpoint, channel.type) || bridgeable(call.endpoint, adaptor))
+    ) {
+      // A channel that can serve this endpoint neither natively nor through a bridge: count it as tried and
+      // move on, remembering why for the error when no channel is left.
       tried.add(channel.id);
+      ctx.unservable = true;
+      if (call.caller.pinnedChannelId !== null)
+        throw new RelayError({
+          status: 400,
+          message: `the pinned channel cannot serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
+          type: 'invalid_request_error',
+          code: 'endpoint_not_supported',
+        });
       return this.#pick(ctx, tried);
     }
     return { channel, upstreamModel, adaptor };
@@ -417,8 +453,25 @@ export class RelayCore {
     const { call } = ctx;
     ctx.upstreamModel = upstreamModel;
     const stream = call.stream && STREAMING.has(call.endpoint);
-    // A Claude- or Gemini-format call on a channel without that native format goes through the chat bridge.
-    const bridge = adaptor.supports(call.endpoint) ? null : (BRIDGES[call.endpoint] ?? null);
+    // A Claude-, Gemini- or Responses-format call on a channel without that native format goes through the chat
+    // bridge.
+    const bridge = servesNatively(adaptor, call.endpoint, channel.type)
+      ? null
+      : (BRIDGES[call.endpoint] ?? null);
+    const refused = bridge?.refuse?.(call.body as Record<string, unknown>);
+    if (refused)
+      // Another channel of the group may serve the format natively: retryable, so the attempts go on.
+      return {
+        ok: false,
+        retryable: true,
+        error: new RelayError({
+          status: 400,
+          message: refused.message,
+          type: 'invalid_request_error',
+          code: 'unsupported_parameter',
+          param: refused.param,
+        }),
+      };
     const input: RelayInput = {
       endpoint: bridge ? 'chat' : call.endpoint,
       upstreamModel,
@@ -531,7 +584,13 @@ export class RelayCore {
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
-    let body = bridge ? bridge.fromChat(await new Response(parsed.body).text(), call.model) : parsed.body;
+    let body = bridge
+      ? bridge.fromChat(
+          await new Response(parsed.body).text(),
+          call.model,
+          call.body as Record<string, unknown>,
+        )
+      : parsed.body;
     if (
       sensitive.onCompletion &&
       !sensitive.stop &&
@@ -582,7 +641,7 @@ export class RelayCore {
     const conv = adaptor.streamConversion(input);
     const policy = sensitivePolicy(this.#d.options);
     const stages: FrameTransformer[] = [conv.transformer];
-    if (bridge) stages.push(bridge.streamFromChat(ctx.call.model));
+    if (bridge) stages.push(bridge.streamFromChat(ctx.call.model, ctx.call.body as Record<string, unknown>));
     // StopOnSensitiveEnabled off: words are masked in what the client receives (a stage only when it is on).
     if (policy.onCompletion && !policy.stop) stages.push(maskingStage(policy.words));
     // The conversions run inline on each upstream read: a frame reaches the client stream in the same tick it
@@ -790,6 +849,8 @@ type SettleCtx = {
   started: number;
   channelIds: number[];
   upstreamModel?: string;
+  /** A channel was skipped because it cannot serve the endpoint (for an accurate "no channel" error). */
+  unservable?: boolean;
 };
 
 function storeUnavailable(err: unknown): RelayError {
@@ -819,10 +880,31 @@ function withModel(
   return { ...body, model };
 }
 
-/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini → chat). */
+/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini/Responses → chat). */
 function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
   return BRIDGES[endpoint] !== undefined && adaptor.supports('chat');
 }
+
+/** Whether channels of this type take `endpoint`'s format as it is (per type where the adaptor says so). */
+function servesNatively(adaptor: ProviderAdaptor, endpoint: Endpoint, channelType: number): boolean {
+  return adaptor.supportsNative ? adaptor.supportsNative(endpoint, channelType) : adaptor.supports(endpoint);
+}
+
+/** How error messages name an endpoint: its path for the client. */
+const ENDPOINT_NAMES: Partial<Record<Endpoint, string>> = {
+  chat: '/v1/chat/completions',
+  completions: '/v1/completions',
+  embeddings: '/v1/embeddings',
+  images: '/v1/images',
+  speech: '/v1/audio/speech',
+  transcriptions: '/v1/audio/transcriptions',
+  translations: '/v1/audio/translations',
+  moderations: '/v1/moderations',
+  rerank: '/v1/rerank',
+  responses: '/v1/responses',
+  messages: 'Claude /v1/messages',
+  generate: 'Gemini generateContent',
+};
 
 /** The models-tab options (seed 000) as the adaptors' settings. */
 export function providerSettings(options: OptionService): ProviderSettings {

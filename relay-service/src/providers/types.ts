@@ -167,6 +167,12 @@ export interface ProviderAdaptor {
   readonly channelTypes: readonly number[];
   supports(endpoint: Endpoint): boolean;
   /**
+   * Whether a channel of `channelType` serves `endpoint` in its own format (passthrough); when false core bridges
+   * the call to chat where a bridge exists (core/relay.ts BRIDGES). Absent = `supports(endpoint)` for every type.
+   * For adaptors whose channel types differ, e.g. OpenAI-compatible upstreams without a Responses API.
+   */
+  supportsNative?(endpoint: Endpoint, channelType: number): boolean;
+  /**
    * The upstream request. May be async for signing with WebCrypto-based libraries (SigV4, JWT), never for I/O:
    * core awaits it only when a Promise comes back.
    */

@@ -307,7 +307,7 @@ describe('anthropic adaptor: models-tab settings (input.settings)', () => {
 });
 
 describe('anthropic adaptor: JSON mode', () => {
-  it('turns response_format into a system instruction, after the client system prompt', () => {
+  it('turns json_object into a system instruction and json_schema into output_config.format', () => {
     const body = (format: unknown) =>
       JSON.parse(
         String(
@@ -330,10 +330,46 @@ describe('anthropic adaptor: JSON mode', () => {
     expect(body({ type: 'json_object' }).system).toBe(
       'Sys.\n\nRespond only with a single valid JSON object, without any other text.',
     );
-    expect(
-      body({ type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } }).system,
-    ).toMatch(/matching this JSON schema.*\{"type":"object"\}$/);
+    const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const structured = body({ type: 'json_schema', json_schema: { name: 'x', strict: true, schema } });
+    // Claude's structured output carries the schema itself; no instruction is added.
+    expect(structured.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    expect(structured.system).toBe('Sys.');
+    expect(body({ type: 'json_object' }).output_config).toBeUndefined();
     expect(body({ type: 'text' }).system).toBe('Sys.');
+  });
+
+  it('keeps a forced tool choice (tool-forced JSON) and gives it precedence over reasoning_effort', () => {
+    const tools = [{ type: 'function', function: { name: 'emit', parameters: { type: 'object' } } }];
+    const forced = bodyOf({
+      body: {
+        model: 'x',
+        messages: hi,
+        tools,
+        tool_choice: { type: 'function', function: { name: 'emit' } },
+        reasoning_effort: 'high',
+      },
+    });
+    expect(forced.tool_choice).toEqual({ type: 'tool', name: 'emit' });
+    expect(forced.thinking).toBeUndefined();
+  });
+});
+
+describe('anthropic adaptor: reasoning_effort', () => {
+  it('turns the effort into extended thinking with a budget per level', () => {
+    const medium = bodyOf({ body: { model: 'x', messages: hi, reasoning_effort: 'medium', top_p: 0.5 } });
+    expect(medium.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    // 8192 (the default max_tokens) leaves no room above the budget: raised.
+    expect(medium.max_tokens).toBe(8192 + 1024);
+    expect(medium.temperature).toBe(1);
+    expect(medium.top_p).toBeUndefined();
+    const low = bodyOf({ body: { model: 'x', messages: hi, max_tokens: 5000, reasoning_effort: 'low' } });
+    expect(low.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(low.max_tokens).toBe(5000);
+    for (const effort of ['none', 'constructor', 42])
+      expect(
+        bodyOf({ body: { model: 'x', messages: hi, reasoning_effort: effort } }).thinking,
+      ).toBeUndefined();
   });
 });
 

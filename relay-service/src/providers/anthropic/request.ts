@@ -205,7 +205,11 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
     max_tokens: maxTokens ?? defaultMaxTokens(settings, input.upstreamModel),
     messages: turns,
   };
-  const json = jsonModeInstruction(body.response_format);
+  // json_schema is Claude's structured output (output_config.format, generally available: no beta header);
+  // json_object has no native switch and stays an instruction.
+  const format = outputFormat(body.response_format);
+  if (format) out.output_config = { format };
+  const json = format ? '' : jsonModeInstruction(body.response_format);
   const fullSystem = [system, json].filter(Boolean).join('\n\n');
   if (fullSystem) out.system = fullSystem;
   if (input.stream) out.stream = true;
@@ -219,11 +223,16 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
   const choice = toClaudeToolChoice(body.tool_choice);
   if (choice && tools) out.tool_choice = choice;
   if (str(body.user)) out.metadata = { user_id: body.user };
-  if (thinking) {
-    const { budget, maxTokens: raised } = thinkingBudget(
-      out.max_tokens as number,
-      settings.thinkingBudgetShare,
-    );
+  // OpenAI's reasoning_effort (also what a Responses `reasoning.effort` becomes) turns extended thinking on with
+  // a budget per level, as the -thinking suffix does with the admin's share.
+  const effort = str(body.reasoning_effort);
+  // Anthropic refuses thinking with a forced tool choice: a forced tool (tool-forced JSON) wins over the effort.
+  const forced = out.tool_choice !== undefined && (choice?.type === 'any' || choice?.type === 'tool');
+  const effortBudget = Object.hasOwn(EFFORT_BUDGET, effort) && !forced ? EFFORT_BUDGET[effort] : undefined;
+  if (thinking || effortBudget) {
+    const { budget, maxTokens: raised } = effortBudget
+      ? thinkingBudgetOf(out.max_tokens as number, effortBudget)
+      : thinkingBudget(out.max_tokens as number, settings.thinkingBudgetShare);
     out.max_tokens = raised;
     out.thinking = { type: 'enabled', budget_tokens: budget };
     out.temperature = 1;
@@ -231,6 +240,31 @@ export function buildClaudeBody(_channel: ChannelConfig, input: RelayInput): Obj
     delete out.top_k;
   }
   return out;
+}
+
+/** Thinking budgets for OpenAI's reasoning_effort levels (Anthropic's minimum budget is 1024). */
+const EFFORT_BUDGET: Record<string, number> = {
+  minimal: MIN_THINKING_BUDGET,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+};
+
+/** A fixed budget, with max_tokens raised above it when it leaves no room for the answer. */
+function thinkingBudgetOf(maxTokens: number, budget: number): { budget: number; maxTokens: number } {
+  return { budget, maxTokens: budget >= maxTokens ? budget + MIN_THINKING_BUDGET : maxTokens };
+}
+
+/**
+ * OpenAI's `response_format: {type: 'json_schema', json_schema: {schema}}` → Claude's structured output format
+ * (`output_config.format`, https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs); null for
+ * anything else.
+ */
+export function outputFormat(format: unknown): Obj | null {
+  if (!isObject(format) || format.type !== 'json_schema') return null;
+  const spec = isObject(format.json_schema) ? format.json_schema : {};
+  return isObject(spec.schema) ? { type: 'json_schema', schema: spec.schema } : null;
 }
 
 /**

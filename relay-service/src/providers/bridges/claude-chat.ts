@@ -108,6 +108,13 @@ export function claudeToChat(body: Obj): Obj {
       out.tool_choice = { type: 'function', function: { name: str(choice.name) } };
     else out.tool_choice = 'auto';
   }
+  // Structured output (output_config.format, what messages.parse / zodOutputFormat send) is chat's json_schema
+  // response_format; the schema travels whole. Not `strict`: OpenAI's strict mode refuses schemas with optional
+  // properties, which Claude's structured output accepts.
+  const outputConfig = isObject(body.output_config) ? body.output_config : {};
+  const format = isObject(outputConfig.format) ? outputConfig.format : null;
+  if (format?.type === 'json_schema' && isObject(format.schema))
+    out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   if (body.stream === true) {
     out.stream = true;
     out.stream_options = { include_usage: true };

@@ -19,6 +19,12 @@ const ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
 ]);
 
 const OPENAI = 1;
+/**
+ * The channel types whose upstream has the Responses API: OpenAI itself and Custom (a full URL, usually another
+ * gateway). The other compatible types (DeepSeek, Moonshot, Mistral, ...) document chat only, so Responses calls
+ * reach them through the chat bridge. Azure (3) has its own adaptor, which serves Responses natively.
+ */
+const RESPONSES_NATIVE: ReadonlySet<number> = new Set([OPENAI, CUSTOM_CHANNEL]);
 const DEEPSEEK = 43;
 const SILICONFLOW = 40;
 
@@ -87,6 +93,8 @@ export function createOpenAIAdaptor(opts: OpenAIAdaptorOptions = {}): SyncProvid
     id: opts.id ?? 'openai',
     channelTypes: opts.channelTypes ?? Object.keys(OPENAI_COMPATIBLE).map(Number),
     supports: (endpoint) => ENDPOINTS.has(endpoint),
+    supportsNative: (endpoint, channelType) =>
+      endpoint === 'responses' ? RESPONSES_NATIVE.has(channelType) : ENDPOINTS.has(endpoint),
 
     buildRequest(channel: ChannelConfig, input: RelayInput): UpstreamRequest {
       const { body, contentType, model } = buildOpenAIBody(channel, input);
