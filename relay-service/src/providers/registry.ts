@@ -5,6 +5,7 @@ import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
+import { palmAdaptor } from './palm/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
@@ -12,6 +13,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  palmAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
