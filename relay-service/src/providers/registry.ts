@@ -1,6 +1,7 @@
 /**
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
+import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
@@ -14,6 +15,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   anthropicAdaptor,
   geminiAdaptor,
   palmAdaptor,
+  aiproxyAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
