@@ -4,6 +4,7 @@
 import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { difyAdaptor } from './dify/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
@@ -16,6 +17,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   geminiAdaptor,
   palmAdaptor,
   aiproxyAdaptor,
+  difyAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
