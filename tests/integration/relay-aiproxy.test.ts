@@ -21,22 +21,23 @@ let stack: Stack;
 let fake: FakeAIProxy;
 let client: OpenAI;
 let userId: number;
+let channelId: number;
 const MODEL = 'gpt-3.5-turbo';
 const REFS =
   '\n\n参考文档：\n1. [Overview](https://docs.example.com/overview)\n2. [Channels](https://docs.example.com/channels)\n';
 
 beforeAll(async () => {
-  fake = await startFakeAIProxy({ keys: ['ap-key'], libraries: ['lib-docs'] });
+  fake = await startFakeAIProxy({ keys: ['ap-key'], libraries: ['lib-docs'], totalPoints: 37.25 });
   stack = await startStack({ suffix: 'relay_aiproxy' });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   const token = await seedToken(stack, userId, { remainQuota: 5_000_000 });
-  await seedChannel(stack, {
+  channelId = await seedChannel(stack, {
     type: 21,
     key: 'ap-key',
     other: 'lib-docs',
     baseUrl: fake.url,
     models: [MODEL],
-  });
+  }).then((c) => c.id);
   await setOptions(stack, {
     ModelRatio: JSON.stringify({ [MODEL]: 0.75 }),
     CompletionRatio: JSON.stringify({ [MODEL]: 3 }),
@@ -121,5 +122,18 @@ describe('openai SDK through the relay to AI Proxy Library', () => {
     }
     await lastLogOf(stack, userId, MODEL);
     expect(await consumed()).toBe(before);
+  });
+
+  it("the channel balance comes from aiproxy's user overview (Api-Key header) and is stored", async () => {
+    const result = await stack.relays[0]!.pipeline!.channels.updateBalance(channelId);
+    expect(result).toMatchObject({ channelId, success: true, balance: 37.25 });
+    const sent = fake.requests.at(-1)!;
+    expect(sent.method).toBe('GET');
+    expect(sent.path).toBe('/api/report/getUserOverview');
+    expect(sent.headers['api-key']).toBe('ap-key');
+    const [row] = await stack.sql<{ balance: number }>('select balance from channels where id = ?', [
+      channelId,
+    ]);
+    expect(Number(row!.balance)).toBe(37.25);
   });
 });
