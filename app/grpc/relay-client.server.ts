@@ -27,6 +27,9 @@ export type RelayRuntimeInfo = {
 
 export type RelayHealth = CheckedStatus;
 
+/** A channel type the relay serves, and what serves it (adaptor id, or "midjourney" / "suno"). */
+export type ServedChannelType = { type: number; servedBy: string };
+
 export type CallOptions = { timeoutMs?: number; signal?: AbortSignal };
 
 export type RelayErrorCode =
@@ -91,6 +94,8 @@ export type ChatCaller = { tokenKey: string } | { userId: number; group: string 
 export type RelayClient = {
   readonly address: string;
   getRuntimeInfo(opts?: CallOptions): Promise<RelayRuntimeInfo>;
+  /** The channel types the relay serves (its adaptors and task services), ascending by type id. */
+  listChannelTypes(opts?: CallOptions): Promise<ServedChannelType[]>;
   testChannel(channelId: number, model: string, opts?: CallOptions): Promise<ChannelTest>;
   testAllChannels(statuses: number[], opts?: CallOptions): AsyncIterable<ChannelTestProgress>;
   fetchUpstreamModels(target: { channelId: number } | UnsavedChannel, opts?: CallOptions): Promise<string[]>;
@@ -258,6 +263,10 @@ export function createRelayClient(address: string, defaults: RelayClientOptions 
         );
         opts?.signal?.addEventListener('abort', () => call.cancel(), { once: true });
       });
+    },
+    async listChannelTypes(opts) {
+      const res = await call(client.listChannelTypes, {}, opts, defaults.timeoutMs ?? 3_000);
+      return res.types.map((t) => ({ type: t.type, servedBy: t.servedBy }));
     },
     async testChannel(channelId, model, opts) {
       const res = await call(client.testChannel, { channelId, model }, opts, 120_000);

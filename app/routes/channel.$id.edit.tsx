@@ -22,6 +22,7 @@ import {
   updateChannelSchema,
 } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
+import { channelTypeChoice } from '#app/domain/channels/served-types.server.ts';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
 import { safeRedirectTo } from '#app/utils/preferences.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
@@ -55,6 +56,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     values: valuesFromChannel(channel),
     groups: await groupOptions(ctx),
     models: await listChannelModels(ctx),
+    types: await channelTypeChoice(ctx, channel.type),
     redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
   };
 }
@@ -111,6 +113,8 @@ export default function EditChannelPage() {
           values={reply?.values ?? loaded.values}
           groupOptions={loaded.groups}
           modelOptions={loaded.models}
+          types={loaded.types.options}
+          typesSource={loaded.types.source}
           fieldErrors={reply?.fieldErrors}
         />
         <FormError message={reply?.error} />

@@ -243,6 +243,8 @@ function ChannelFormBody({
             values={(save.data?.values as ChannelFormValues | undefined) ?? loaded.values}
             groupOptions={loaded.groups}
             modelOptions={loaded.models}
+            types={loaded.types.options}
+            typesSource={loaded.types.source}
             fetchModels={fetchModels}
             fieldErrors={save.data?.fieldErrors}
           />

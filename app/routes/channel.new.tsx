@@ -20,6 +20,7 @@ import {
 } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx } from '#app/domain/channels/http.server.ts';
 import { fetchModelsForForm } from '#app/domain/channels/relay-ops.server.ts';
+import { channelTypeChoice } from '#app/domain/channels/served-types.server.ts';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
 import type { SaveReply } from '#app/routes/channel.$id.edit.tsx';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
@@ -36,6 +37,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     values: EMPTY_CHANNEL_FORM,
     groups: await groupOptions(ctx),
     models: await listChannelModels(ctx),
+    types: await channelTypeChoice(ctx),
   };
 }
 
@@ -122,6 +124,8 @@ export default function NewChannelPage() {
           values={reply?.values ?? loaded.values}
           groupOptions={loaded.groups}
           modelOptions={loaded.models}
+          types={loaded.types.options}
+          typesSource={loaded.types.source}
           fieldErrors={reply?.fieldErrors}
           fetchModelsSubmit
           notice={reply?.notice}

@@ -7,6 +7,7 @@ import {
 } from '@switchyard/proto/grpc/health/v1/health.ts';
 import {
   type GetRuntimeInfoResponse,
+  type ListChannelTypesResponse,
   RelayServiceClient,
   Runtime,
   StoreMode,
@@ -16,6 +17,7 @@ import { checkHealth } from './grpc/health.ts';
 import { RELAY_SERVICE_NAME } from './grpc/server.ts';
 import { type RunningRelay, startRelay } from './index.ts';
 import { silentLogger } from './log.ts';
+import { ADAPTORS } from './providers/registry.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const base = { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_DRAIN_TIMEOUT_MS: 2_000 };
@@ -24,6 +26,15 @@ function getRuntimeInfo(address: string, timeoutMs = 2_000): Promise<GetRuntimeI
   const client = new RelayServiceClient(address, credentials.createInsecure());
   return new Promise<GetRuntimeInfoResponse>((resolve, reject) => {
     client.getRuntimeInfo({}, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
+  }).finally(() => client.close());
+}
+
+function listChannelTypes(address: string): Promise<ListChannelTypesResponse> {
+  const client = new RelayServiceClient(address, credentials.createInsecure());
+  return new Promise<ListChannelTypesResponse>((resolve, reject) => {
+    client.listChannelTypes({}, new Metadata(), { deadline: Date.now() + 2_000 }, (err, res) =>
       err ? reject(err) : resolve(res),
     );
   }).finally(() => client.close());
@@ -80,6 +91,29 @@ describe('relay with the in-process store', () => {
     });
     expect(info.startedAt).toBeGreaterThan(before - 60);
     expect(info.startedAt).toBeLessThanOrEqual(before);
+  });
+
+  it('answers ListChannelTypes: every adaptor type and the task types, ascending, even without a database', async () => {
+    const { types } = await listChannelTypes(relay.grpcAddress);
+    const ids = types.map((t) => t.type);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    const by = Object.fromEntries(types.map((t) => [t.type, t.servedBy]));
+    expect(by).toMatchObject({
+      1: 'openai',
+      2: 'midjourney',
+      3: 'azure',
+      5: 'midjourney',
+      11: 'palm',
+      14: 'anthropic',
+      21: 'aiproxy',
+      24: 'gemini',
+      36: 'suno',
+      37: 'dify',
+    });
+    for (const adaptor of ADAPTORS)
+      for (const type of adaptor.channelTypes) expect(by[type]).toBe(adaptor.id);
+    expect(ids).toHaveLength(ADAPTORS.flatMap((a) => a.channelTypes).length + 3);
   });
 });
 

@@ -4,6 +4,7 @@ import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import {
   CHANNEL_TYPES,
+  type ChannelTypeOption,
   channelStatusKey,
   formatTime,
   keyHintKey,
@@ -162,6 +163,8 @@ export function ChannelFields({
   fetchModelsSubmit,
   notice,
   fieldErrors,
+  types = CHANNEL_TYPES,
+  typesSource = 'relay',
 }: {
   mode: 'create' | 'edit';
   values: ChannelFormValues;
@@ -173,6 +176,10 @@ export function ChannelFields({
   /** A message for the status line (e.g. how many models the action fetched). */
   notice?: string;
   fieldErrors?: Record<string, unknown>;
+  /** The type options: the types the relay serves (served-types.server.ts). */
+  types?: readonly ChannelTypeOption[];
+  /** Where `types` came from; anything but 'relay' shows a warning under the select. */
+  typesSource?: 'relay' | 'stale' | 'unavailable';
 }) {
   const { t } = useTranslation('channels');
   const hydrated = useHydrated();
@@ -216,12 +223,17 @@ export function ChannelFields({
           }}
           className="channel-input"
         >
-          {CHANNEL_TYPES.map((ct) => (
+          {types.map((ct) => (
             <option key={ct.value} value={ct.value}>
               {ct.label}
             </option>
           ))}
         </select>
+        {typesSource !== 'relay' ? (
+          <p className="channel-note" role="alert" data-testid="channel-types-warning">
+            {typesSource === 'stale' ? t('form.typesStale') : t('form.typesUnavailable')}
+          </p>
+        ) : null}
       </div>
       <div className="channel-field">
         <label htmlFor="channel-name">{t('form.name')}</label>

@@ -6,6 +6,7 @@ import { Role } from '@switchyard/db/entities/user.ts';
 import { channelKeySlot, SecretsError } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
 import { auditTargetIds } from '#app/domain/audit-target.ts';
+import { servedChannelTypes } from '#app/domain/channels/served-types.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import {
   DomainError,
@@ -418,10 +419,39 @@ type Fields = z.output<typeof channelFieldsSchema>;
  * models required; on update a field that is absent stays as it is. The key is not set on `c`: the new key (to
  * seal with sealChannelKey) is returned, undefined when it stays as it is.
  */
-function applyFields(ctx: ChannelsCtx, c: Channel, input: Fields, creating: boolean): string | undefined {
+/** The relay's served types (null: it could not tell), asked before a write that sets a type. */
+async function servedFor(ctx: ChannelsCtx, type: number | undefined): Promise<ReadonlySet<number> | null> {
+  return type === undefined ? null : (await servedChannelTypes(ctx)).served;
+}
+
+/**
+ * Seed §5 plus "the console never offers a type the relay cannot serve": a type the relay does not serve is
+ * refused when a channel is created with it or changed to it (a saved channel keeps its type through other
+ * edits). When the relay could not tell (`served` null), any type of the catalogue is accepted.
+ */
+function checkType(
+  ctx: ChannelsCtx,
+  type: number,
+  served: ReadonlySet<number> | null,
+  current?: number,
+): void {
+  if (type === current) return;
+  if (served) {
+    if (!served.has(type))
+      throw new InputError(ctx.t('channels:errors.typeNotServed', { type }), { type: [] });
+  } else if (!KNOWN_TYPES.has(type)) throw new InputError(ctx.t('channels:errors.typeInvalid'), { type: [] });
+}
+
+function applyFields(
+  ctx: ChannelsCtx,
+  c: Channel,
+  input: Fields,
+  creating: boolean,
+  served: ReadonlySet<number> | null = null,
+): string | undefined {
   const t = ctx.t;
   if (input.type !== undefined) {
-    if (!KNOWN_TYPES.has(input.type)) throw new InputError(t('channels:errors.typeInvalid'), { type: [] });
+    checkType(ctx, input.type, served, creating ? undefined : c.type);
     c.type = input.type;
   }
   if (input.name !== undefined) c.name = input.name.trim();
@@ -659,6 +689,7 @@ export async function createChannels(ctx: ChannelsCtx, input: CreateChannelInput
   if (keys.length > MAX_BATCH_KEYS)
     throw new InputError(ctx.t('channels:errors.tooManyKeys', { max: MAX_BATCH_KEYS }), { key: [] });
   if (keys.length === 0) keys.push('');
+  const served = await servedFor(ctx, input.type);
   const ids = await ctx.em.transactional(async (em) => {
     const created: { c: Channel; key: string }[] = [];
     for (const line of keys) {
@@ -670,7 +701,7 @@ export async function createChannels(ctx: ChannelsCtx, input: CreateChannelInput
         weight: CHANNEL_DEFAULTS.weight,
         status: ChannelStatus.Enabled,
       } as never);
-      const key = applyFields(ctx, c, { ...input, key: line }, true) ?? '';
+      const key = applyFields(ctx, c, { ...input, key: line }, true, served) ?? '';
       created.push({ c, key });
     }
     const newIds = await allocateChannelIds(em, created.length);
@@ -704,13 +735,14 @@ async function lockChannel(ctx: ChannelsCtx, em: ChannelsCtx['em'], id: number):
 /** PUT /api/channel/ {id, ...changed fields}: the fields present change; abilities are rebuilt. */
 export async function updateChannel(ctx: ChannelsCtx, input: UpdateChannelInput): Promise<ChannelWire> {
   const actor = requireAdmin(ctx);
+  const served = await servedFor(ctx, input.type);
   const wire = await ctx.em.transactional(async (em) => {
     const c = await lockChannel(ctx, em, input.id);
     // A key that does not open can still be replaced (or the channel edited otherwise); the audit says so.
     const oldKey = await channelKey(ctx, c).catch(() => null);
     const before = auditView(c, oldKey);
     const wasStatus = c.status;
-    const newKey = applyFields(ctx, c, input, false);
+    const newKey = applyFields(ctx, c, input, false, served);
     if (newKey !== undefined) await sealChannelKey(ctx, c, newKey);
     if (input.status === ChannelStatus.Enabled && wasStatus !== ChannelStatus.Enabled)
       c.otherInfo = clearReason(c.otherInfo);

@@ -3,7 +3,10 @@
 import { MIDJOURNEY_MODELS } from '#app/domain/midjourney/constants.ts';
 import { formatTimestamp } from '#app/utils/time.ts';
 
-/** Provider types offered by the form (ids of ChannelType in @switchyard/db), in the order shown. */
+/**
+ * Labels and display order of the provider types (ids of ChannelType in @switchyard/db). Which of them the form
+ * offers is the relay's answer (ListChannelTypes, see served-types.server.ts): typeOptions() filters this list.
+ */
 export const CHANNEL_TYPES: readonly { value: number; label: string }[] = [
   { value: 1, label: 'OpenAI' },
   { value: 3, label: 'Azure OpenAI' },
@@ -40,6 +43,25 @@ export const CHANNEL_TYPES: readonly { value: number; label: string }[] = [
   { value: 5, label: 'Midjourney Proxy Plus' },
   { value: 36, label: 'Suno API' },
 ];
+
+export type ChannelTypeOption = { value: number; label: string };
+
+/**
+ * The form's type options for the types the relay serves: the known ones in CHANNEL_TYPES order with their
+ * labels, then any type the console has no label for yet ("#<id>"), ascending. `keep` (the type of a channel
+ * being edited) stays offered even when the relay does not serve it, so the form shows what is saved.
+ */
+export function typeOptions(served: readonly number[], keep?: number): ChannelTypeOption[] {
+  const set = new Set(served);
+  if (keep !== undefined) set.add(keep);
+  const known = CHANNEL_TYPES.filter((t) => set.has(t.value));
+  const labelled = new Set(known.map((t) => t.value));
+  const unknown = [...set]
+    .filter((v) => !labelled.has(v))
+    .sort((a, b) => a - b)
+    .map((value) => ({ value, label: `#${value}` }));
+  return [...known, ...unknown];
+}
 
 /**
  * Preset model lists by channel type (new-api's channel form): choosing the type fills the models with these,

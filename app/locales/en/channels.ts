@@ -78,6 +78,8 @@ const channels: ChannelsResources = {
     fixBody: "Rebuilds every routing ability from each channel's groups and models.",
   },
   form: {
+    typesStale: 'The relay could not be reached: the types below are its last known list',
+    typesUnavailable: 'The relay could not be reached: the list below may include types it cannot serve',
     addTitle: 'Create a channel',
     editTitle: 'Edit channel',
     copyTitle: 'Copy channel',
@@ -177,6 +179,7 @@ const channels: ChannelsResources = {
     invalidInput: 'Invalid input, please check and retry',
     notFound: 'Channel not found, please refresh',
     tagNotFound: 'No channel has this tag',
+    typeNotServed: 'The relay does not serve channel type {{type}}: choose another type',
     typeInvalid: 'Unsupported channel type',
     nameAndKeyRequired: 'Please fill in the channel name and key!',
     keyUnreadable:

@@ -77,6 +77,8 @@ const channels = {
     fixBody: '将按每个渠道的分组与模型重建全部路由能力（abilities）。',
   },
   form: {
+    typesStale: '无法连接中继服务：以下类型为其上次报告的列表',
+    typesUnavailable: '无法连接中继服务：以下列表可能包含其无法服务的类型',
     addTitle: '创建新的渠道',
     editTitle: '更新渠道信息',
     copyTitle: '复制渠道',
@@ -176,6 +178,7 @@ const channels = {
     invalidInput: '输入不合法，请检查后重试',
     notFound: '渠道不存在，请刷新后重试',
     tagNotFound: '该标签下没有渠道',
+    typeNotServed: '中继服务不支持渠道类型 {{type}}，请选择其他类型',
     typeInvalid: '不支持的渠道类型',
     nameAndKeyRequired: '请填写渠道名称和渠道密钥！',
     keyUnreadable: '渠道 #{{id}} 保存的密钥无法解密（SECRETS_KEY 不同，或该行被改动）：请重新填写密钥',

@@ -15,6 +15,8 @@ import {
   type GetRuntimeInfoResponse,
   type InvalidateAccountsRequest,
   type InvalidateAccountsResponse,
+  type ListChannelTypesRequest,
+  type ListChannelTypesResponse,
   type RelayServiceServer,
   RelayServiceService,
   Runtime,
@@ -36,6 +38,9 @@ import type { RelayPipeline } from '../core/pipeline.ts';
 import type { RelayCall } from '../core/relay.ts';
 import type { RuntimeInfo } from '../core/runtime-info.ts';
 import type { Logger } from '../log.ts';
+import { ADAPTORS } from '../providers/registry.ts';
+import { MIDJOURNEY_CHANNEL_TYPES } from '../tasks/midjourney/service.ts';
+import { SUNO_CHANNEL_TYPE } from '../tasks/suno/service.ts';
 import { type RunningGrpcServer, startGrpcServer } from './lifecycle.ts';
 import { serverStream } from './stream.ts';
 import { RpcError, unary } from './unary.ts';
@@ -62,6 +67,19 @@ export function toRuntimeInfoResponse(info: RuntimeInfo): GetRuntimeInfoResponse
     storeMode: info.storeMode === 'redis' ? StoreMode.STORE_MODE_REDIS : StoreMode.STORE_MODE_MEMORY,
     instanceId: info.instanceId,
   };
+}
+
+/**
+ * The channel types this relay serves: every provider adaptor's types (providers/registry.ts) and the task
+ * services' (Midjourney 2 and 5, Suno 36), ascending. A new adaptor in the registry appears here, and so in the
+ * console's channel form, with nothing else to change.
+ */
+export function servedChannelTypes(): ListChannelTypesResponse['types'] {
+  const served = new Map<number, string>();
+  for (const adaptor of ADAPTORS) for (const type of adaptor.channelTypes) served.set(type, adaptor.id);
+  for (const type of MIDJOURNEY_CHANNEL_TYPES) served.set(type, 'midjourney');
+  served.set(SUNO_CHANNEL_TYPE, 'suno');
+  return [...served].sort((a, b) => a[0] - b[0]).map(([type, servedBy]) => ({ type, servedBy }));
 }
 
 const toTestResult = (r: ChannelTestResult): ChannelTestResultMessage => ({
@@ -152,6 +170,10 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     getRuntimeInfo: unary<GetRuntimeInfoRequest, GetRuntimeInfoResponse>(
       { log, method: 'GetRuntimeInfo' },
       async () => toRuntimeInfoResponse(deps.runtimeInfo()),
+    ),
+    listChannelTypes: unary<ListChannelTypesRequest, ListChannelTypesResponse>(
+      { log, method: 'ListChannelTypes' },
+      async () => ({ types: servedChannelTypes() }),
     ),
     testChannel: unary<TestChannelRequest, TestChannelResponse>(
       { log, method: 'TestChannel', defaultTimeoutMs: 120_000 },

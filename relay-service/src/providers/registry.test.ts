@@ -17,8 +17,14 @@ describe('adaptorFor', () => {
     expect(adaptorFor(24)?.id).toBe('gemini');
   });
 
+  it('maps PaLM (11), AI Proxy Library (21) and Dify (37) to their adaptors', () => {
+    expect(adaptorFor(11)?.id).toBe('palm');
+    expect(adaptorFor(21)?.id).toBe('aiproxy');
+    expect(adaptorFor(37)?.id).toBe('dify');
+  });
+
   it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 21, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+    for (const type of [2, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

@@ -1,10 +1,13 @@
 /**
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
+import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { difyAdaptor } from './dify/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
+import { palmAdaptor } from './palm/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
@@ -12,6 +15,9 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  palmAdaptor,
+  aiproxyAdaptor,
+  difyAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();

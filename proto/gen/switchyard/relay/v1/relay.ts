@@ -264,6 +264,22 @@ export interface InvalidateAccountsRequest {
 export interface InvalidateAccountsResponse {
 }
 
+export interface ListChannelTypesRequest {
+}
+
+export interface ListChannelTypesResponse {
+  /** Ascending by type id. */
+  types: ServedChannelType[];
+}
+
+/** A channel type the relay serves. Labels and key hints stay with the console (keyed by type id). */
+export interface ServedChannelType {
+  /** The channel type id (seed 000 §3), e.g. 1 OpenAI, 24 Gemini. */
+  type: number;
+  /** What serves it: the provider adaptor's id ("openai", "gemini", ...) or the task service ("midjourney", "suno"). */
+  servedBy: string;
+}
+
 function createBaseGetRuntimeInfoRequest(): GetRuntimeInfoRequest {
   return {};
 }
@@ -2476,6 +2492,216 @@ export const InvalidateAccountsResponse: MessageFns<InvalidateAccountsResponse> 
   },
 };
 
+function createBaseListChannelTypesRequest(): ListChannelTypesRequest {
+  return {};
+}
+
+export const ListChannelTypesRequest: MessageFns<ListChannelTypesRequest> = {
+  encode(_: ListChannelTypesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListChannelTypesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListChannelTypesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListChannelTypesRequest {
+    return {};
+  },
+
+  toJSON(_: ListChannelTypesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListChannelTypesRequest>): ListChannelTypesRequest {
+    return ListChannelTypesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListChannelTypesRequest>): ListChannelTypesRequest {
+    const message = createBaseListChannelTypesRequest();
+    return message;
+  },
+};
+
+function createBaseListChannelTypesResponse(): ListChannelTypesResponse {
+  return { types: [] };
+}
+
+export const ListChannelTypesResponse: MessageFns<ListChannelTypesResponse> = {
+  encode(message: ListChannelTypesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.types) {
+      ServedChannelType.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListChannelTypesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListChannelTypesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.types.push(ServedChannelType.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListChannelTypesResponse {
+    return {
+      types: globalThis.Array.isArray(object?.types) ? object.types.map((e: any) => ServedChannelType.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListChannelTypesResponse): unknown {
+    const obj: any = {};
+    if (message.types?.length) {
+      obj.types = message.types.map((e) => ServedChannelType.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListChannelTypesResponse>): ListChannelTypesResponse {
+    return ListChannelTypesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListChannelTypesResponse>): ListChannelTypesResponse {
+    const message = createBaseListChannelTypesResponse();
+    message.types = object.types?.map((e) => ServedChannelType.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseServedChannelType(): ServedChannelType {
+  return { type: 0, servedBy: "" };
+}
+
+export const ServedChannelType: MessageFns<ServedChannelType> = {
+  encode(message: ServedChannelType, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== 0) {
+      writer.uint32(8).int32(message.type);
+    }
+    if (message.servedBy !== "") {
+      writer.uint32(18).string(message.servedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServedChannelType {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServedChannelType();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.type = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.servedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServedChannelType {
+    return {
+      type: isSet(object.type) ? globalThis.Number(object.type) : 0,
+      servedBy: isSet(object.servedBy)
+        ? globalThis.String(object.servedBy)
+        : isSet(object.served_by)
+        ? globalThis.String(object.served_by)
+        : "",
+    };
+  },
+
+  toJSON(message: ServedChannelType): unknown {
+    const obj: any = {};
+    if (message.type !== 0) {
+      obj.type = Math.round(message.type);
+    }
+    if (message.servedBy !== "") {
+      obj.servedBy = message.servedBy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ServedChannelType>): ServedChannelType {
+    return ServedChannelType.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ServedChannelType>): ServedChannelType {
+    const message = createBaseServedChannelType();
+    message.type = object.type ?? 0;
+    message.servedBy = object.servedBy ?? "";
+    return message;
+  },
+};
+
 /**
  * RelayService is served by the relay process (ARCHITECTURE.md §5) for the console and internal callers.
  * Calls that act for a user (chat completion) carry either an `sk-` token or, for the console's own service
@@ -2597,6 +2823,21 @@ export const RelayServiceService = {
       Buffer.from(InvalidateAccountsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): InvalidateAccountsResponse => InvalidateAccountsResponse.decode(value),
   },
+  /**
+   * ListChannelTypes names the channel types this relay serves (its provider adaptors and task services), so
+   * the console offers and accepts exactly those.
+   */
+  listChannelTypes: {
+    path: "/switchyard.relay.v1.RelayService/ListChannelTypes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListChannelTypesRequest): Buffer =>
+      Buffer.from(ListChannelTypesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListChannelTypesRequest => ListChannelTypesRequest.decode(value),
+    responseSerialize: (value: ListChannelTypesResponse): Buffer =>
+      Buffer.from(ListChannelTypesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListChannelTypesResponse => ListChannelTypesResponse.decode(value),
+  },
 } as const;
 
 export interface RelayServiceServer extends UntypedServiceImplementation {
@@ -2627,6 +2868,11 @@ export interface RelayServiceServer extends UntypedServiceImplementation {
    * (top-up, redemption, admin edit, token edit), so the change applies at once instead of after the cache TTL.
    */
   invalidateAccounts: handleUnaryCall<InvalidateAccountsRequest, InvalidateAccountsResponse>;
+  /**
+   * ListChannelTypes names the channel types this relay serves (its provider adaptors and task services), so
+   * the console offers and accepts exactly those.
+   */
+  listChannelTypes: handleUnaryCall<ListChannelTypesRequest, ListChannelTypesResponse>;
 }
 
 export interface RelayServiceClient extends Client {
@@ -2761,6 +3007,25 @@ export interface RelayServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: InvalidateAccountsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ListChannelTypes names the channel types this relay serves (its provider adaptors and task services), so
+   * the console offers and accepts exactly those.
+   */
+  listChannelTypes(
+    request: ListChannelTypesRequest,
+    callback: (error: ServiceError | null, response: ListChannelTypesResponse) => void,
+  ): ClientUnaryCall;
+  listChannelTypes(
+    request: ListChannelTypesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListChannelTypesResponse) => void,
+  ): ClientUnaryCall;
+  listChannelTypes(
+    request: ListChannelTypesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListChannelTypesResponse) => void,
   ): ClientUnaryCall;
 }
 
