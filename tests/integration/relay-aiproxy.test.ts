@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAIProxy, startFakeAIProxy } from '../fakes/aiproxy-upstream.ts';
 import {
   lastLogOf,
+  reload,
   type Stack,
   seedChannel,
   seedToken,
@@ -135,5 +136,22 @@ describe('openai SDK through the relay to AI Proxy Library', () => {
       channelId,
     ]);
     expect(Number(row!.balance)).toBe(37.25);
+  });
+
+  it('a channel without a library id is refused as a configuration error naming it, not as an unreachable upstream', async () => {
+    await seedChannel(stack, { type: 21, key: 'ap-key', baseUrl: fake.url, models: ['no-library-model'] });
+    await setOptions(stack, { ModelRatio: JSON.stringify({ [MODEL]: 0.75, 'no-library-model': 1 }) });
+    await reload(stack);
+    const sentBefore = fake.requests.length;
+    const err = await client.chat.completions
+      .create({ model: 'no-library-model', messages })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    const api = err as InstanceType<typeof OpenAI.APIError>;
+    expect(api.status).toBe(500);
+    expect(api.code).toBe('channel_config_invalid');
+    expect(api.message).toMatch(/not configured.*no library id/);
+    expect(api.message).not.toContain('ap-key');
+    expect(fake.requests.length).toBe(sentBefore);
   });
 });
