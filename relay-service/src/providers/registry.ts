@@ -3,7 +3,10 @@
  */
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { cloudflareAdaptor } from './cloudflare/adaptor.ts';
+import { cohereAdaptor } from './cohere/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
+import { mokaaiAdaptor } from './mokaai/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 
@@ -12,6 +15,9 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  cohereAdaptor,
+  cloudflareAdaptor,
+  mokaaiAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
