@@ -362,6 +362,15 @@ export class RelayCore {
       lastError = outcome.error;
       if (!outcome.retryable) break;
     }
+    // The model's channels exist but none serves this endpoint (an embeddings-only M3E model called for chat):
+    // the client's call is wrong, not the gateway.
+    if (!lastError && ctx.channelIds.length === 0 && ctx.unsupportedEndpoint)
+      throw new RelayError({
+        status: 400,
+        message: `model ${call.model} is not served for this endpoint (${call.endpoint}); its channels serve other endpoints`,
+        type: 'invalid_request_error',
+        code: 'unsupported_endpoint',
+      });
     throw (
       lastError ??
       new RelayError({
@@ -404,6 +413,7 @@ export class RelayCore {
     if (!adaptor || !(adaptor.supports(call.endpoint) || bridgeable(call.endpoint, adaptor))) {
       // An unsupported channel type cannot serve; count it as tried and move on.
       tried.add(channel.id);
+      if (adaptor) ctx.unsupportedEndpoint = true;
       return this.#pick(ctx, tried);
     }
     return { channel, upstreamModel, adaptor };
@@ -783,6 +793,8 @@ type SettleCtx = {
   started: number;
   channelIds: number[];
   upstreamModel?: string;
+  /** A channel of the model was skipped because its adaptor does not serve the endpoint. */
+  unsupportedEndpoint?: boolean;
 };
 
 function storeUnavailable(err: unknown): RelayError {

@@ -4,7 +4,8 @@
  * version segment (`http://host:6008/v1`), default https://api.moka.ai — with the key as a Bearer token, and the
  * body is `{model, input}` with the input as a list of strings. The reply is OpenAI's embeddings list, passed
  * through with its usage (core counts the input when the server reports none). Chat and every other endpoint are
- * not served: the relay skips the channel for them and answers that no channel serves the call.
+ * not served: the relay skips the channel for them, and a model only M3E channels serve answers a 400
+ * unsupported_endpoint (core/relay.ts) without calling anyone.
  */
 import { embeddingInputs } from '../gemini/embeddings.ts';
 import { jsonHeaders } from '../openai/request.ts';
