@@ -6,6 +6,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { countPromptTokens, countTextTokens } from '../../relay-service/src/core/tokenize.ts';
 import { type FakeCloudflare, startFakeCloudflare } from '../fakes/cloudflare-upstream.ts';
 import {
@@ -24,6 +25,7 @@ const CHAT = '@cf/meta/llama-3.1-8b-instruct';
 const EMBED = '@cf/baai/bge-large-en-v1.5';
 const ORPHAN = '@cf/qwen/qwq-32b';
 
+const SECRET = 'relay-internal-secret';
 let stack: Stack;
 let fake: FakeCloudflare;
 let client: OpenAI;
@@ -31,7 +33,7 @@ let userId: number;
 
 beforeAll(async () => {
   fake = await startFakeCloudflare({ accountId: ACCOUNT, tokens: ['cf-channel-token'] });
-  stack = await startStack({ suffix: 'relay_cloudflare' });
+  stack = await startStack({ suffix: 'relay_cloudflare', env: { INTERNAL_API_SECRET: SECRET } });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   const token = await seedToken(stack, userId, { unlimited: true });
   await seedChannel(stack, {
@@ -150,5 +152,25 @@ describe('openai SDK through the relay to a Cloudflare Workers AI channel', () =
     expect(orphan.message).toMatch(/account id in the "other" field/);
     expect(orphan.error).toMatchObject({ code: 'channel_config_invalid' });
     expect(fake.requests.length).toBe(before);
+  });
+
+  it('the channel test passes through the adaptor; without an account id it fails with the reason', async () => {
+    const grpc = createRelayClient(stack.relays[0]!.grpcAddress, {
+      internalSecret: SECRET,
+      timeoutMs: 20_000,
+    });
+    try {
+      const rows = await stack.sql<{ id: number; other: string }>(
+        'select id, other from channels where type = 39',
+      );
+      const good = rows.find((r) => r.other === ACCOUNT)!;
+      const orphan = rows.find((r) => r.other === '')!;
+      expect(await grpc.testChannel(Number(good.id), '')).toMatchObject({ success: true, model: CHAT });
+      const failed = await grpc.testChannel(Number(orphan.id), '');
+      expect(failed.success).toBe(false);
+      expect(failed.message).toMatch(/account id/);
+    } finally {
+      grpc.close();
+    }
   });
 });

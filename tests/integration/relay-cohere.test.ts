@@ -6,6 +6,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { tokenCounter } from '../../relay-service/src/core/tokenize.ts';
 import { type FakeCohere, PREAMBLE_TOKENS, startFakeCohere } from '../fakes/cohere-upstream.ts';
 import {
@@ -19,6 +20,7 @@ import {
   startStack,
 } from './relay-stack.ts';
 
+const SECRET = 'relay-internal-secret';
 let stack: Stack;
 let fake: FakeCohere;
 let client: OpenAI;
@@ -30,7 +32,7 @@ const RERANK = 'rerank-v3.5';
 
 beforeAll(async () => {
   fake = await startFakeCohere({ keys: ['co-channel-key'] });
-  stack = await startStack({ suffix: 'relay_cohere' });
+  stack = await startStack({ suffix: 'relay_cohere', env: { INTERNAL_API_SECRET: SECRET } });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   key = (await seedToken(stack, userId, { unlimited: true })).key;
   await seedChannel(stack, {
@@ -229,5 +231,25 @@ describe('openai SDK through the relay to a Cohere channel', () => {
     const limited = await client.embeddings.create({ model: EMBED, input: 'x' }).catch((e) => e);
     expect(limited.status).toBe(429);
     expect(limited.error).toMatchObject({ type: 'rate_limit_error' });
+  });
+
+  it('the channel test (chat, then an embedding model) and the upstream model list go through the adaptor', async () => {
+    const grpc = createRelayClient(stack.relays[0]!.grpcAddress, {
+      internalSecret: SECRET,
+      timeoutMs: 20_000,
+    });
+    try {
+      const [ch] = await stack.sql<{ id: number }>('select id from channels where type = 34');
+      const chat = await grpc.testChannel(Number(ch!.id), '');
+      expect(chat).toMatchObject({ success: true, model: CHAT });
+      expect(fake.requests.at(-1)?.path).toBe('/v2/chat');
+      expect((await grpc.testChannel(Number(ch!.id), EMBED)).success).toBe(true);
+      expect(fake.requests.at(-1)?.path).toBe('/v2/embed');
+      const models = await grpc.fetchUpstreamModels({ channelId: Number(ch!.id) });
+      expect(models).toEqual(['command-a-03-2025', 'command-r-plus-08-2024', 'embed-v4.0', 'rerank-v3.5']);
+      expect(fake.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/models' });
+    } finally {
+      grpc.close();
+    }
   });
 });

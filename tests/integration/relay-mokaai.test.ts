@@ -6,6 +6,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createRelayClient } from '#app/grpc/relay-client.server.ts';
 import { type FakeM3e, startFakeM3e } from '../fakes/m3e-upstream.ts';
 import {
   drained,
@@ -18,6 +19,7 @@ import {
   startStack,
 } from './relay-stack.ts';
 
+const SECRET = 'relay-internal-secret';
 let stack: Stack;
 let fake: FakeM3e;
 let client: OpenAI;
@@ -26,7 +28,7 @@ let channelId: number;
 
 beforeAll(async () => {
   fake = await startFakeM3e({ keys: ['m3e-channel-key'] });
-  stack = await startStack({ suffix: 'relay_mokaai' });
+  stack = await startStack({ suffix: 'relay_mokaai', env: { INTERNAL_API_SECRET: SECRET } });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   const token = await seedToken(stack, userId, { unlimited: true });
   channelId = (
@@ -108,5 +110,21 @@ describe('openai SDK through the relay to a MokaAI M3E channel', () => {
       .catch((e) => e);
     expect(streamed.status).toBe(400);
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('the channel test sends embeddings and succeeds', async () => {
+    const grpc = createRelayClient(stack.relays[0]!.grpcAddress, {
+      internalSecret: SECRET,
+      timeoutMs: 20_000,
+    });
+    try {
+      expect(await grpc.testChannel(channelId, '')).toMatchObject({ success: true, model: 'm3e-base' });
+      expect(fake.requests.at(-1)).toMatchObject({
+        path: '/v1/embeddings',
+        body: { input: ['hello world'] },
+      });
+    } finally {
+      grpc.close();
+    }
   });
 });
