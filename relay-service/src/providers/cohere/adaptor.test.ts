@@ -392,6 +392,9 @@ describe('cohere adaptor: errors and models', () => {
       }),
     ).toMatchObject({ status: 429, type: 'rate_limit_error', message: expect.stringMatching(/Trial key/) });
     expect(
+      adaptor.parseError({ status: 498, headers: new Headers(), bodyText: '{"message":"invalid token"}' }),
+    ).toEqual({ status: 401, message: 'invalid token', type: 'authentication_error', code: null });
+    expect(
       adaptor.parseError({ status: 502, headers: new Headers(), bodyText: '<h1>Bad gateway</h1>' }),
     ).toMatchObject({
       status: 502,

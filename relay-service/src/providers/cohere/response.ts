@@ -147,11 +147,14 @@ const ERROR_TYPES: Record<number, string> = {
   404: 'not_found_error',
   422: 'invalid_request_error',
   429: 'rate_limit_error',
-  498: 'authentication_error',
 };
 
-/** `{message}` or `{id, message}`; anything else is read as text. */
-export function parseCohereError(res: { status: number; headers: Headers; bodyText: string }): UpstreamError {
+/**
+ * `{message}` or `{id, message}`; anything else is read as text. Cohere's non-standard 498 (invalid token) is a
+ * 401, so core treats it as the credential failure it is (auto-disable, the client's wording).
+ */
+export function parseCohereError(raw: { status: number; headers: Headers; bodyText: string }): UpstreamError {
+  const res = raw.status === 498 ? { ...raw, status: 401 } : raw;
   let json: unknown;
   try {
     json = JSON.parse(res.bodyText);
