@@ -167,7 +167,7 @@ export function buildChatBody(channel: ChannelConfig, input: RelayInput): string
 
 /**
  * `input_type` is required by Embed v3+; a client may choose it (Cohere's own field passes through), the default
- * is `search_document` as in new-api. `dimensions` maps to `output_dimension` (Embed v4).
+ * is `search_document` (texts stored for retrieval). `dimensions` maps to `output_dimension` (Embed v4).
  */
 export function buildEmbedBody(channel: ChannelConfig, input: RelayInput): string {
   const b = input.body as Obj;
