@@ -473,7 +473,8 @@ describe('responses on chat-only channels: the edges', () => {
   it('names the endpoint when the model has channels but none can serve it', async () => {
     // A Claude channel has no embeddings and no bridge for them.
     await expect(client.embeddings.create({ model: CLAUDE, input: 'x' })).rejects.toMatchObject({
-      status: 503,
+      status: 400,
+      code: 'unsupported_endpoint',
       message: expect.stringContaining(
         `no channel for model ${CLAUDE} in group default can serve /v1/embeddings`,
       ),

@@ -380,14 +380,14 @@ export class RelayCore {
       if (!outcome.retryable) break;
     }
     if (lastError) throw lastError;
-    // Channels exist for the model, but none of them can take this inbound format (e.g. an embeddings-only
-    // type asked for Responses): say so instead of "no available channel".
+    // Channels exist for the model, but none of them can take this inbound format (an embeddings-only M3E model
+    // called for chat, Responses on a rerank-only type): the client's call is wrong, not the gateway.
     if (ctx.unservable)
       throw new RelayError({
-        status: 503,
+        status: 400,
         message: `no channel for model ${call.model} in group ${call.caller.group} can serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
-        type: 'new_api_error',
-        code: 'endpoint_not_supported',
+        type: 'invalid_request_error',
+        code: 'unsupported_endpoint',
       });
     throw new RelayError({
       status: 503,
@@ -438,7 +438,7 @@ export class RelayCore {
           status: 400,
           message: `the pinned channel cannot serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
           type: 'invalid_request_error',
-          code: 'endpoint_not_supported',
+          code: 'unsupported_endpoint',
         });
       return this.#pick(ctx, tried);
     }

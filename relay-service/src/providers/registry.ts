@@ -4,8 +4,11 @@
 import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { cloudflareAdaptor } from './cloudflare/adaptor.ts';
+import { cohereAdaptor } from './cohere/adaptor.ts';
 import { difyAdaptor } from './dify/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
+import { mokaaiAdaptor } from './mokaai/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
@@ -18,6 +21,9 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   palmAdaptor,
   aiproxyAdaptor,
   difyAdaptor,
+  cohereAdaptor,
+  cloudflareAdaptor,
+  mokaaiAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();

@@ -25,7 +25,7 @@ export function buildEmbedBody(model: string, input: RelayInput): Obj {
   };
 }
 
-function base64Floats(values: number[]): string {
+export function base64Floats(values: number[]): string {
   const bytes = new Uint8Array(values.length * 4);
   const view = new DataView(bytes.buffer);
   for (const [i, v] of values.entries()) view.setFloat32(i * 4, v, true);
