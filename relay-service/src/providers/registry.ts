@@ -1,6 +1,7 @@
 /**
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
+import { aliAdaptor } from './ali/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
@@ -12,6 +13,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  aliAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
