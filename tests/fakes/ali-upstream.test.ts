@@ -1,6 +1,13 @@
 /** The fake speaks DashScope's documented wire format: auth, message and text formats, SSE, embeddings, errors. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_PATH, EMBEDDINGS_PATH, type FakeAli, startFakeAli } from './ali-upstream.ts';
+import {
+  CHAT_PATH,
+  EMBEDDINGS_PATH,
+  FAKE_ALI_IMAGE_TOKENS,
+  type FakeAli,
+  MULTIMODAL_PATH,
+  startFakeAli,
+} from './ali-upstream.ts';
 
 let fake: FakeAli;
 beforeAll(async () => {
@@ -83,6 +90,27 @@ describe('fake DashScope upstream', () => {
       name: 'w',
       arguments: '{"location":"Hangzhou"}',
     });
+  });
+
+  it('multimodal service: item-list content in and out, image tokens counted', async () => {
+    const res = await (
+      await post(MULTIMODAL_PATH, {
+        model: 'qwen-vl-plus',
+        input: {
+          messages: [{ role: 'user', content: [{ image: 'https://x/a.jpg' }, { text: 'what is it' }] }],
+        },
+        parameters: { result_format: 'message' },
+      })
+    ).json();
+    expect(res.output.choices[0].message.content).toEqual([{ text: 'Hello from qwen-vl-plus' }]);
+    expect(res.usage).toEqual({
+      input_tokens: 3 + FAKE_ALI_IMAGE_TOKENS,
+      output_tokens: 3,
+      total_tokens: 6 + FAKE_ALI_IMAGE_TOKENS,
+      image_tokens: FAKE_ALI_IMAGE_TOKENS,
+    });
+    const text = await post(MULTIMODAL_PATH, chat());
+    expect(text.status).toBe(400);
   });
 
   it('answers embeddings with text_index and total_tokens', async () => {

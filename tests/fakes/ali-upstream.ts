@@ -9,6 +9,9 @@
  * - `POST /api/v1/services/embeddings/text-embedding/text-embedding` `{model, input: {texts}, parameters}`:
  *   `output.embeddings[{text_index, embedding}]` (`parameters.dimension` values each, default 4), usage
  *   `total_tokens`.
+ * - `POST /api/v1/services/aigc/multimodal-generation/generation` (qwen-vl): the same, with every message content
+ *   a list of `{text}` / `{image}` items (a string is refused), answers content as `[{text}]`; each image adds
+ *   FAKE_ALI_IMAGE_TOKENS to input_tokens, reported apart as `image_tokens`.
  * The key is `Authorization: Bearer <key>`; a wrong key is 401 `{code: "InvalidApiKey", message, request_id}`,
  * a malformed body 400 `InvalidParameter`, as DashScope answers them.
  *
@@ -25,6 +28,9 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 
 export const CHAT_PATH = '/api/v1/services/aigc/text-generation/generation';
 export const EMBEDDINGS_PATH = '/api/v1/services/embeddings/text-embedding/text-embedding';
+export const MULTIMODAL_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
+/** Input tokens per image on the multimodal service (a 512×512 image, as DashScope's docs count it). */
+export const FAKE_ALI_IMAGE_TOKENS = 334;
 
 export type AliRule = {
   path?: string;
@@ -63,11 +69,16 @@ const words = (s: string): string[] => s.split(/\s+/).filter(Boolean);
 
 function messageText(m: unknown): string {
   if (!isObject(m)) return '';
+  if (Array.isArray(m.content))
+    return m.content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join(' ');
   return typeof m.content === 'string' ? m.content : '';
 }
 
+const imagesOf = (m: unknown): number =>
+  isObject(m) && Array.isArray(m.content) ? m.content.filter((p) => isObject(p) && 'image' in p).length : 0;
+
 /** Why DashScope would refuse this chat body, or null. */
-function invalidChat(body: Obj | null): string | null {
+function invalidChat(body: Obj | null, multimodal: boolean): string | null {
   if (!body) return 'Request body is not valid JSON.';
   if (typeof body.model !== 'string' || !body.model) return 'Model not exist.';
   const input = isObject(body.input) ? body.input : null;
@@ -76,8 +87,11 @@ function invalidChat(body: Obj | null): string | null {
   for (const m of input.messages) {
     if (!isObject(m) || !['system', 'user', 'assistant', 'tool'].includes(String(m.role)))
       return 'Role must be in [user, assistant, system, tool]';
-    // DashScope's text-generation service takes string content only.
-    if (typeof m.content !== 'string') return 'Input content must be a string.';
+    // The text-generation service takes string content only; the multimodal one item lists (tool results aside).
+    if (multimodal && m.role !== 'tool') {
+      if (!Array.isArray(m.content) || m.content.some((p) => !isObject(p) || !('text' in p || 'image' in p)))
+        return 'Input content must be a list of {text} or {image} items.';
+    } else if (typeof m.content !== 'string') return 'Input content must be a string.';
   }
   if (body.parameters !== undefined && !isObject(body.parameters)) return 'parameters must be an object';
   return null;
@@ -121,7 +135,7 @@ export async function startFakeAli(opts: { keys?: string[] } = {}): Promise<Fake
     const fail = (status: number, code: string, message: string) =>
       json(status, { code, message, request_id: requestId });
 
-    if (req.method !== 'POST' || (path !== CHAT_PATH && path !== EMBEDDINGS_PATH))
+    if (req.method !== 'POST' || ![CHAT_PATH, EMBEDDINGS_PATH, MULTIMODAL_PATH].includes(path))
       return fail(404, 'NotFound', 'Not Found');
     const auth = req.headers.authorization ?? '';
     if (!auth.startsWith('Bearer ') || !keys.has(auth.slice(7)))
@@ -150,10 +164,12 @@ export async function startFakeAli(opts: { keys?: string[] } = {}): Promise<Fake
       });
     }
 
-    const invalid = invalidChat(body);
+    const multimodal = path === MULTIMODAL_PATH;
+    const invalid = invalidChat(body, multimodal);
     if (invalid) return fail(400, 'InvalidParameter', invalid);
     const messages = (body!.input as Obj).messages as Obj[];
-    const inputTokens = messages.reduce((n, m) => n + words(messageText(m)).length, 0);
+    const imageTokens = messages.reduce((n, m) => n + imagesOf(m) * FAKE_ALI_IMAGE_TOKENS, 0);
+    const inputTokens = messages.reduce((n, m) => n + words(messageText(m)).length, 0) + imageTokens;
     const tools = Array.isArray(parameters.tools) ? parameters.tools : [];
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
     const userText = lastUser ? messageText(lastUser) : '';
@@ -180,6 +196,7 @@ export async function startFakeAli(opts: { keys?: string[] } = {}): Promise<Fake
         output_tokens: output,
         total_tokens: input + output,
         ...(u?.cached_tokens ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
+        ...(multimodal ? { image_tokens: imageTokens } : {}),
       };
     };
     const messageFormat = parameters.result_format === 'message';
@@ -189,7 +206,11 @@ export async function startFakeAli(opts: { keys?: string[] } = {}): Promise<Fake
             choices: [
               {
                 finish_reason: finish,
-                message: { role: 'assistant', content, ...(call ? { tool_calls: [call] } : {}) },
+                message: {
+                  role: 'assistant',
+                  content: multimodal ? [{ text: content }] : content,
+                  ...(call ? { tool_calls: [call] } : {}),
+                },
               },
             ],
           }

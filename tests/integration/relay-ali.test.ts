@@ -5,7 +5,14 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_PATH, EMBEDDINGS_PATH, type FakeAli, startFakeAli } from '../fakes/ali-upstream.ts';
+import {
+  CHAT_PATH,
+  EMBEDDINGS_PATH,
+  FAKE_ALI_IMAGE_TOKENS,
+  type FakeAli,
+  MULTIMODAL_PATH,
+  startFakeAli,
+} from '../fakes/ali-upstream.ts';
 import {
   lastLogOf,
   type Stack,
@@ -32,10 +39,16 @@ beforeAll(async () => {
     key: 'sk-dashscope-good',
     baseUrl: fake.url,
     other: 'plugin-config',
-    models: ['qwen-plus', 'qwen-max', 'text-embedding-v3'],
+    models: ['qwen-plus', 'qwen-max', 'qwen-vl-plus', 'text-embedding-v3'],
   });
   await setOptions(stack, {
-    ModelRatio: JSON.stringify({ 'qwen-plus': 0.4, 'qwen-max': 1.2, 'text-embedding-v3': 0.05 }),
+    ModelRatio: JSON.stringify({
+      'qwen-plus': 0.4,
+      'qwen-max': 1.2,
+      'qwen-vl-plus': 0.75,
+      'text-embedding-v3': 0.05,
+    }),
+    ImageRatio: JSON.stringify({ 'qwen-vl-plus': 1.5 }),
     CompletionRatio: JSON.stringify({ 'qwen-plus': 3, 'qwen-max': 4 }),
   });
   client = new OpenAI({
@@ -155,6 +168,34 @@ describe('openai SDK through the relay to Alibaba Qwen (DashScope)', () => {
     expect(Number(log.prompt_tokens)).toBe(3);
     expect(Number(log.completion_tokens)).toBe(1);
     expect(Number(log.quota)).toBe(Math.round((3 + 1 * 3) * 0.4));
+  });
+
+  it('vision: image parts go to the multimodal service, image tokens billed at the image ratio', async () => {
+    const res = await client.chat.completions.create({
+      model: 'qwen-vl-plus',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/dog.jpg' } },
+            { type: 'text', text: 'what is this' },
+          ],
+        },
+      ],
+    });
+    expect(res.choices[0]?.message.content).toBe('Hello from qwen-vl-plus');
+    const sent = fake.requests.at(-1)!;
+    expect(sent.path).toBe(MULTIMODAL_PATH);
+    expect(sent.body?.input).toEqual({
+      messages: [
+        { role: 'user', content: [{ image: 'https://example.com/dog.jpg' }, { text: 'what is this' }] },
+      ],
+    });
+    const log = await lastLog('qwen-vl-plus');
+    expect(Number(log.prompt_tokens)).toBe(3 + FAKE_ALI_IMAGE_TOKENS);
+    expect(Number(log.completion_tokens)).toBe(3);
+    // No CompletionRatio for qwen-vl-plus (1): (3 text + 334 image · 1.5 + 3) · 0.75
+    expect(Number(log.quota)).toBe(Math.round((3 + FAKE_ALI_IMAGE_TOKENS * 1.5 + 3) * 0.75));
   });
 
   it('embeddings: text-embedding service, floats back in order, billed by total_tokens', async () => {

@@ -121,6 +121,42 @@ describe('ali adaptor: requests', () => {
     expect(body.parameters.enable_search).toBe(true);
   });
 
+  it('sends vision calls (image parts, or a qwen-vl model) to the multimodal service as item lists', () => {
+    const req = ali.buildRequest(
+      ch(),
+      chatInput({
+        messages: [
+          { role: 'system', content: 'Describe.' },
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'https://x/dog.jpg' } },
+              { type: 'text', text: 'What is this?' },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(req.url).toBe(
+      'https://dashscope.aliyuncs.com/api/v1/services/aigc/multimodal-generation/generation',
+    );
+    expect(JSON.parse(req.body as string).input.messages).toEqual([
+      { role: 'system', content: [{ text: 'Describe.' }] },
+      { role: 'user', content: [{ image: 'https://x/dog.jpg' }, { text: 'What is this?' }] },
+    ]);
+    const vl = ali.buildRequest(
+      ch(),
+      relayInput({
+        upstreamModel: 'qwen2.5-vl-72b-instruct',
+        body: { messages: [{ role: 'user', content: 'hi' }] },
+      }),
+    );
+    expect(vl.url.endsWith('/multimodal-generation/generation')).toBe(true);
+    expect(JSON.parse(vl.body as string).input.messages).toEqual([
+      { role: 'user', content: [{ text: 'hi' }] },
+    ]);
+  });
+
   it('builds the text-embedding call', () => {
     const req = ali.buildRequest(
       ch(),
@@ -174,6 +210,15 @@ describe('ali adaptor: replies', () => {
     });
     expect(parsed.usage).toMatchObject({ promptTokens: 22, completionTokens: 9 });
     expect(parsed.completionText).toBe('I am Qwen, a large language model.');
+  });
+
+  it('converts a vision reply (content items) and bills its image tokens apart', () => {
+    const parsed = ali.parseResponse(chatInput({}), { ...ok, body: fixture(here, 'chat-vision.json') });
+    expect(JSON.parse(parsed.body as string).choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'A dog on a beach.',
+    });
+    expect(parsed.usage).toMatchObject({ promptTokens: 1262, completionTokens: 6, imageTokens: 1247 });
   });
 
   it('converts tool calls and cached tokens', () => {

@@ -2,6 +2,8 @@
  * OpenAI chat and embeddings requests → DashScope's native API (Alibaba Cloud Model Studio):
  * - chat: `POST {base}/api/v1/services/aigc/text-generation/generation` with
  *   `{model, input: {messages}, parameters: {result_format: "message", incremental_output, ...}}`;
+ * - vision chat (qwen-vl, qvq models, or any image part): `POST {base}/api/v1/services/aigc/multimodal-generation/
+ *   generation`, the same body with each content a list of `{text}` and `{image}` items;
  * - embeddings: `POST {base}/api/v1/services/embeddings/text-embedding/text-embedding` with
  *   `{model, input: {texts}, parameters: {text_type, dimension?}}`.
  * The key is sent as `Authorization: Bearer`; a stream asks for SSE with `X-DashScope-SSE: enable`; the channel's
@@ -12,6 +14,7 @@ import type { ChannelConfig, RelayInput, UpstreamRequest } from '../types.ts';
 
 export const DASHSCOPE_DEFAULT_BASE = 'https://dashscope.aliyuncs.com';
 export const CHAT_PATH = '/api/v1/services/aigc/text-generation/generation';
+export const MULTIMODAL_PATH = '/api/v1/services/aigc/multimodal-generation/generation';
 export const EMBEDDINGS_PATH = '/api/v1/services/embeddings/text-embedding/text-embedding';
 
 /** one-api's convention: a `-internet` model suffix turns DashScope's web search on. */
@@ -31,6 +34,33 @@ function textOf(content: unknown): string {
     .join('');
 }
 
+const isImagePart = (p: unknown): boolean => isObject(p) && p.type === 'image_url';
+
+/** The URL of an OpenAI image part (`{image_url: {url}}` or the older `{image_url: "url"}`). */
+function imageUrl(p: Obj): string {
+  return isObject(p.image_url) ? str(p.image_url.url) : str(p.image_url);
+}
+
+/** DashScope's multimodal content: `[{text}, {image}]` in the client's order. */
+function multimodalContent(content: unknown): Obj[] {
+  if (typeof content === 'string') return [{ text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.filter(isObject).flatMap((p): Obj[] => {
+    if (p.type === 'text' || p.type === 'input_text') return [{ text: str(p.text) }];
+    if (isImagePart(p)) return [{ image: imageUrl(p) }];
+    return [];
+  });
+}
+
+/** Vision models (qwen-vl-*, qwen2.5-vl-*, qvq-*) are served only by the multimodal service; so is any image. */
+export function isMultimodal(model: string, messages: unknown): boolean {
+  if (/(^|-)vl(-|$)|^qvq/i.test(model)) return true;
+  return (
+    Array.isArray(messages) &&
+    messages.some((m) => isObject(m) && Array.isArray(m.content) && m.content.some(isImagePart))
+  );
+}
+
 function toolCalls(calls: unknown): Obj[] | undefined {
   if (!Array.isArray(calls) || calls.length === 0) return undefined;
   return calls.filter(isObject).map((c) => {
@@ -43,12 +73,16 @@ function toolCalls(calls: unknown): Obj[] | undefined {
   });
 }
 
-/** OpenAI messages → DashScope messages (roles system, user, assistant, tool; `developer` is a system prompt). */
-export function dashScopeMessages(messages: unknown): Obj[] {
+/**
+ * OpenAI messages → DashScope messages (roles system, user, assistant, tool; `developer` is a system prompt).
+ * Text models take string content; the multimodal service takes item lists (tool results stay strings).
+ */
+export function dashScopeMessages(messages: unknown, multimodal = false): Obj[] {
   if (!Array.isArray(messages)) return [];
   return messages.filter(isObject).map((m) => {
     const role = str(m.role).toLowerCase();
-    const out: Obj = { role: role === 'developer' ? 'system' : role, content: textOf(m.content) };
+    const content = multimodal && role !== 'tool' ? multimodalContent(m.content) : textOf(m.content);
+    const out: Obj = { role: role === 'developer' ? 'system' : role, content };
     if (role === 'assistant') {
       const calls = toolCalls(m.tool_calls);
       if (calls) out.tool_calls = calls;
@@ -67,6 +101,7 @@ const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFi
 export function buildChatBody(channel: ChannelConfig, input: RelayInput): Obj {
   const body = input.body as Obj;
   let model = input.upstreamModel;
+  const multimodal = isMultimodal(model, body.messages);
   let enableSearch = body.enable_search === true;
   if (model.endsWith(SEARCH_SUFFIX)) {
     model = model.slice(0, -SEARCH_SUFFIX.length);
@@ -90,7 +125,7 @@ export function buildChatBody(channel: ChannelConfig, input: RelayInput): Obj {
   return {
     ...channel.paramOverride,
     model,
-    input: { messages: dashScopeMessages(body.messages) },
+    input: { messages: dashScopeMessages(body.messages, multimodal) },
     parameters,
   };
 }
@@ -132,7 +167,13 @@ export function dashScopeRequest(channel: ChannelConfig, input: RelayInput): Ups
     }
   }
   return {
-    url: dashScopeBase(channel) + (embeddings ? EMBEDDINGS_PATH : CHAT_PATH),
+    url:
+      dashScopeBase(channel) +
+      (embeddings
+        ? EMBEDDINGS_PATH
+        : isMultimodal(input.upstreamModel, (input.body as Obj).messages)
+          ? MULTIMODAL_PATH
+          : CHAT_PATH),
     method: 'POST',
     headers,
     body: JSON.stringify(embeddings ? buildEmbeddingsBody(channel, input) : buildChatBody(channel, input)),

@@ -28,6 +28,13 @@ export function finishReason(reason: unknown): string | null {
   }
 }
 
+/** Message content: a string from text models, a `[{text}]` list from the multimodal service. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (isObject(p) ? str(p.text) : '')).join('');
+}
+
 export const completionId = (requestId: string): string => `chatcmpl-${requestId || 'dashscope'}`;
 
 /** DashScope tool calls → OpenAI's (without the stream `index`). */
@@ -70,7 +77,7 @@ export function parseChatResponse(input: RelayInput, body: Uint8Array, now: () =
   let text = '';
   const choices = choicesOf(json).map((c, index) => {
     const m = isObject(c.message) ? c.message : {};
-    const content = str(m.content);
+    const content = contentText(m.content);
     const reasoning = str(m.reasoning_content);
     const calls = openAIToolCalls(m.tool_calls);
     text += reasoning + content + calls.map((t) => str((t.function as Obj).arguments)).join('');

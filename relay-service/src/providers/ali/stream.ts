@@ -12,7 +12,7 @@ import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { SseDecoder } from '../sse.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
-import { choicesOf, completionId, finishReason } from './response.ts';
+import { choicesOf, completionId, contentText, finishReason } from './response.ts';
 import { dashScopeUsage, openAIUsageOf } from './usage.ts';
 
 const encoder = new TextEncoder();
@@ -70,7 +70,7 @@ export function dashScopeStreamConversion(input: RelayInput, now: () => number =
         delta.reasoning_content = reasoning;
         text.push(reasoning);
       }
-      const content = str(m.content);
+      const content = contentText(m.content);
       if (content) {
         delta.content = content;
         text.push(content);

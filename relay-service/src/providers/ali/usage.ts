@@ -1,7 +1,9 @@
 /**
  * DashScope usage → the normalised Usage. Chat replies report `input_tokens`, `output_tokens`, `total_tokens`,
  * with `prompt_tokens_details.cached_tokens` for context-cache hits and `output_tokens_details.reasoning_tokens`
- * for thinking models (both part of the totals, as in OpenAI's semantics); embeddings report `total_tokens` only.
+ * for thinking models (both part of the totals, as in OpenAI's semantics); vision models add `image_tokens` (or
+ * `input_tokens_details.image_tokens`), part of the input and priced at the image ratio; embeddings report
+ * `total_tokens` only.
  * Stream chunks carry the running totals, so the last one seen is the call's usage.
  */
 import { type Usage, usage } from '../../core/usage.ts';
@@ -25,6 +27,10 @@ export function dashScopeUsage(raw: unknown): Usage | null {
     completionTokens: completion,
     cachedTokens: Math.min(count(sub(raw, 'prompt_tokens_details').cached_tokens), prompt),
     reasoningTokens: Math.min(count(sub(raw, 'output_tokens_details').reasoning_tokens), completion),
+    imageTokens: Math.min(
+      count(raw.image_tokens) || count(sub(raw, 'input_tokens_details').image_tokens),
+      prompt,
+    ),
   });
 }
 
