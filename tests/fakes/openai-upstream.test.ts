@@ -2,6 +2,7 @@
 import OpenAI, { AzureOpenAI, toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  FAKE_IMAGE_INPUT_TOKENS,
   type FakeOpenAI,
   fakeAudioSeconds,
   fakeEmbedding,
@@ -12,6 +13,9 @@ import {
 let fake: FakeOpenAI;
 let client: OpenAI;
 const KEY = 'sk-test-good-key-1234';
+// A 1x1 PNG.
+const PNG_BYTES =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({
@@ -405,6 +409,42 @@ describe('other OpenAI endpoints', () => {
     const gpt = await client.images.generate({ model: 'gpt-image-1', prompt: 'a red fox' });
     expect(gpt.data![0]!.b64_json).toBeTruthy();
     expect(gpt.usage).toMatchObject({ input_tokens: 3, output_tokens: 100, total_tokens: 103 });
+  });
+
+  it('image edits: multipart image(s) and mask, usage with image input tokens, 400 without an image', async () => {
+    const png = () => toFile(Buffer.from(PNG_BYTES, 'base64'), 'fox.png', { type: 'image/png' });
+    const res = await client.images.edit({
+      model: 'gpt-image-1',
+      image: [await png(), await png()],
+      mask: await png(),
+      prompt: 'add a hat',
+      n: 2,
+    });
+    expect(res.data).toHaveLength(2);
+    expect(res.usage).toEqual({
+      input_tokens: 3 + 3 * FAKE_IMAGE_INPUT_TOKENS,
+      output_tokens: 200,
+      total_tokens: 3 + 3 * FAKE_IMAGE_INPUT_TOKENS + 200,
+      input_tokens_details: { text_tokens: 3, image_tokens: 3 * FAKE_IMAGE_INPUT_TOKENS },
+    });
+    const rec = fake.requests.at(-1)!;
+    expect(rec.path).toBe('/v1/images/edits');
+    expect(rec.files?.map((f) => f.field).sort()).toEqual(['image[]', 'image[]', 'mask']);
+    expect(rec.form).toMatchObject({ prompt: 'add a hat', model: 'gpt-image-1', n: '2' });
+
+    const dalle = await client.images.edit({ image: await png(), prompt: 'a hat', response_format: 'url' });
+    expect(dalle.data?.[0]?.url).toBeTruthy();
+    expect(dalle.usage).toBeUndefined();
+
+    const form = new FormData();
+    form.set('prompt', 'no image');
+    const bad = await fetch(`${fake.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      body: form,
+    });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.param).toBe('image');
   });
 
   it('speech returns deterministic audio/mpeg bytes', async () => {

@@ -15,7 +15,10 @@
  * - Embeddings: `fakeEmbedding(text, dims)` (default 8 dims), values k/256 so float32 round-trips exactly.
  * - Transcriptions: 1 second of audio per 1000 uploaded bytes (`fakeAudioSeconds`); whisper models report
  *   `usage: {type:'duration', seconds: ceil}`, others token usage (10 audio tokens per second + prompt words in,
- *   text words out). gpt-image models report 100 output tokens per image. Speech bytes: `fakeSpeechBytes`.
+ *   text words out). gpt-image models report 100 output tokens per image and, for edits,
+ *   FAKE_IMAGE_INPUT_TOKENS input image tokens per uploaded image or mask (`input_tokens_details`). Image edits
+ *   (multipart: `image` or `image[]`, optional `mask`, `prompt`) answer like generations; a missing image or
+ *   prompt is OpenAI's 400. Speech bytes: `fakeSpeechBytes`.
  * - Moderations flag "kill"/"violence" (violence) and "hate"; rerank scores = share of query words in the document.
  * - Azure streams start with a `choices: []` prompt_filter_results chunk, as Azure does (opt out with
  *   `azurePromptFilterChunk: false`).
@@ -45,6 +48,8 @@ export type FakeUsage = {
   reasoning_tokens?: number;
   audio_prompt_tokens?: number;
   audio_completion_tokens?: number;
+  /** gpt-image input image tokens (part of prompt_tokens; image generations and edits). */
+  image_tokens?: number;
 };
 
 export type FakeError = { message: string; type: string; code?: string | null; param?: string | null };
@@ -181,6 +186,7 @@ const DEFAULT_BILLING: FakeBilling = {
 /** Model the SDK/relay omitted for endpoints that have a default. */
 const DEFAULT_MODEL: Record<string, string> = {
   '/images/generations': 'dall-e-2',
+  '/images/edits': 'dall-e-2',
   '/moderations': 'omni-moderation-latest',
 };
 
@@ -201,11 +207,15 @@ const AZURE_DEPLOYMENT_TASKS = new Set([
   '/completions',
   '/embeddings',
   '/images/generations',
+  '/images/edits',
   '/audio/speech',
   '/audio/transcriptions',
   '/audio/translations',
   '/responses',
 ]);
+
+/** Input image tokens a gpt-image model reports per uploaded image (and mask) of an edit. */
+export const FAKE_IMAGE_INPUT_TOKENS = 323;
 
 // A 1x1 PNG, used for every generated image.
 const PNG_1X1 = Buffer.from(
@@ -353,7 +363,7 @@ type Ctx = {
   azureFilterChunk: boolean;
 };
 
-type Usage = Required<FakeUsage>;
+type Usage = Required<Omit<FakeUsage, 'image_tokens'>>;
 
 function makeUsage(ctx: Ctx, prompt: number, completion: number): Usage {
   const o = { ...ctx.usageDefaults, ...ctx.respond.usage };
@@ -670,7 +680,65 @@ function embeddings(ctx: Ctx) {
 
 function images(ctx: Ctx) {
   const { body } = ctx;
-  const n = typeof body.n === 'number' ? body.n : 1;
+  imageReply(ctx, {
+    n: typeof body.n === 'number' ? body.n : 1,
+    prompt: String(body.prompt ?? ''),
+    responseFormat: body.response_format,
+    promptTokens: fakePromptTokens(body),
+    imageTokens: 0,
+  });
+}
+
+/** POST /images/edits (multipart): `image` or `image[]` files, an optional `mask`, `prompt`, `n`, ... */
+function imageEdits(ctx: Ctx) {
+  const form = ctx.form;
+  const images = form
+    ? [...form.getAll('image'), ...form.getAll('image[]')].filter((v) => v instanceof Blob)
+    : [];
+  if (!form || images.length === 0) {
+    sendJson(
+      ctx,
+      400,
+      openaiError(
+        "Missing required parameter: 'image'.",
+        'invalid_request_error',
+        'missing_required_parameter',
+        'image',
+      ),
+    );
+    return;
+  }
+  const prompt = form.get('prompt');
+  if (typeof prompt !== 'string' || !prompt) {
+    sendJson(
+      ctx,
+      400,
+      openaiError(
+        "Missing required parameter: 'prompt'.",
+        'invalid_request_error',
+        'missing_required_parameter',
+        'prompt',
+      ),
+    );
+    return;
+  }
+  const mask = form.get('mask') instanceof Blob ? 1 : 0;
+  const imageTokens = FAKE_IMAGE_INPUT_TOKENS * (images.length + mask);
+  imageReply(ctx, {
+    n: Number(form.get('n') ?? 1) || 1,
+    prompt,
+    responseFormat: form.get('response_format'),
+    promptTokens: countWords(prompt) + imageTokens,
+    imageTokens,
+  });
+}
+
+function imageReply(
+  ctx: Ctx,
+  req: { n: number; prompt: string; responseFormat: unknown; promptTokens: number; imageTokens: number },
+) {
+  const { n } = req;
+  const body = { prompt: req.prompt, response_format: req.responseFormat };
   const gptImage = ctx.model.startsWith('gpt-image');
   // gpt-image models always answer base64; dall-e defaults to url.
   const b64 = gptImage || body.response_format === 'b64_json';
@@ -682,14 +750,15 @@ function images(ctx: Ctx) {
         }
       : { url: `${ctx.baseUrl}/fake-images/${ctx.seq}-${i}.png`, revised_prompt: String(body.prompt ?? '') },
   );
-  const u = makeUsage(ctx, fakePromptTokens(body), 0);
+  const u = makeUsage(ctx, req.promptTokens, 0);
   // gpt-image models report token usage; output tokens default to 100 per image.
   const out = ctx.respond.usage?.completion_tokens ?? 100 * n;
+  const imageTokens = Math.min(ctx.respond.usage?.image_tokens ?? req.imageTokens, u.prompt_tokens);
   const usage = {
     input_tokens: u.prompt_tokens,
     output_tokens: out,
     total_tokens: u.prompt_tokens + out,
-    input_tokens_details: { text_tokens: u.prompt_tokens, image_tokens: 0 },
+    input_tokens_details: { text_tokens: u.prompt_tokens - imageTokens, image_tokens: imageTokens },
   };
   sendJson(ctx, 200, {
     created: ctx.created,
@@ -1149,6 +1218,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     else if (post && task === '/completions') route = () => completions(ctx);
     else if (post && task === '/embeddings') route = () => embeddings(ctx);
     else if (post && task === '/images/generations') route = () => images(ctx);
+    else if (post && task === '/images/edits') route = () => imageEdits(ctx);
     else if (post && task === '/audio/speech') route = () => speech(ctx);
     else if (post && task === '/audio/transcriptions') route = () => audioText(ctx, false);
     else if (post && task === '/audio/translations') route = () => audioText(ctx, true);

@@ -186,8 +186,9 @@ describe('PUT /api/option/', () => {
       else expect([key, options.getRaw(key)]).toEqual([key, OPTIONS[key].default]);
     }
     expect(refused).toEqual([]);
-    // seed 000 §3, the Gemini/Claude model settings, and WeChat Pay's public key and its id (ADR 027)
-    expect(OPTION_KEYS.length).toBe(111);
+    // seed 000 §3, the Gemini/Claude model settings, WeChat Pay's public key and its id (ADR 027), and
+    // ImageRatio (issue 18: gpt-image-1's image input tokens)
+    expect(OPTION_KEYS.length).toBe(112);
   });
 
   it('answers 405 for other methods', async () => {

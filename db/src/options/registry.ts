@@ -155,6 +155,8 @@ export const DEFAULT_MODEL_RATIO = JSON.stringify({
   'gpt-4.1-mini': 0.2,
   'gpt-4o-audio-preview': 1.25,
   'gpt-4o-realtime-preview': 2.5,
+  // gpt-image-1: text input $5/M; its image input and output in ImageRatio and CompletionRatio.
+  'gpt-image-1': 2.5,
   o1: 7.5,
   'o3-mini': 0.55,
   'text-embedding-3-small': 0.01,
@@ -182,6 +184,8 @@ export const DEFAULT_COMPLETION_RATIO = JSON.stringify({
   'gpt-4.1-mini': 4,
   'gpt-4o-audio-preview': 4,
   'gpt-4o-realtime-preview': 4,
+  // gpt-image-1: output (image) tokens $40/M vs text input $5/M.
+  'gpt-image-1': 8,
   o1: 4,
   'o3-mini': 4,
   'claude-3-haiku-20240307': 5,
@@ -269,6 +273,13 @@ export const DEFAULT_AUDIO_COMPLETION_RATIO = JSON.stringify({
   'gpt-4o-audio-preview': 2,
   'gpt-4o-realtime-preview': 2,
 });
+
+/**
+ * Image input price ÷ text input price (new-api's ImageRatio): the image tokens a model reports in its usage
+ * (`input_tokens_details.image_tokens`, `prompt_tokens_details.image_tokens`) are billed at ModelRatio × this.
+ * gpt-image-1: $10/M image input vs $5/M text input = 2. Models not listed: 1 (image input priced as text).
+ */
+export const DEFAULT_IMAGE_RATIO = JSON.stringify({ 'gpt-image-1': 2 });
 
 export const OPTIONS = {
   // Login / registration
@@ -397,6 +408,7 @@ export const OPTIONS = {
   CreateCacheRatio: json<Record<string, number>>(DEFAULT_CREATE_CACHE_RATIO, numberMap),
   AudioRatio: json<Record<string, number>>(DEFAULT_AUDIO_RATIO, numberMap),
   AudioCompletionRatio: json<Record<string, number>>(DEFAULT_AUDIO_COMPLETION_RATIO, numberMap),
+  ImageRatio: json<Record<string, number>>(DEFAULT_IMAGE_RATIO, numberMap),
   Chats: json<Record<string, string>[]>(DEFAULT_CHATS, objectList),
 
   // Model request rate limit

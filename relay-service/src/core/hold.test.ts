@@ -200,6 +200,24 @@ describe('mediaBound: every part the relay accepts, in every format', () => {
     edit.append('image', new Blob([new Uint8Array(10)]), 'a.png');
     edit.append('image', new Blob([new Uint8Array(10)]), 'b.png');
     expect(mediaBound('images', edit)).toEqual({ tokens: 2 * IMAGE_HOLD_TOKENS, audioTokens: 0 });
+    expect(mediaBound('imageEdits', edit)).toEqual({ tokens: 2 * IMAGE_HOLD_TOKENS, audioTokens: 0 });
+  });
+
+  it('an image edit holds its prompt, every image and mask at the image ceiling and n outputs', async () => {
+    const form = new FormData();
+    form.append('image[]', new Blob([new Uint8Array(10)]), 'a.png');
+    form.append('image[]', new Blob([new Uint8Array(10)]), 'b.png');
+    form.append('mask', new Blob([new Uint8Array(10)]), 'm.png');
+    form.append('prompt', 'add a red hat');
+    form.append('n', '2');
+    const h = await requestHold('imageEdits', form, 'gpt-image-1', T.preConsumedQuota);
+    // The prompt is local usage when the upstream reports none (as for generations).
+    expect(h.promptTokens).toBeGreaterThan(0);
+    expect(h.estimate).toMatchObject({
+      promptTokens: h.promptTokens + 3 * IMAGE_HOLD_TOKENS,
+      outputs: 2,
+      calls: 2,
+    });
   });
 
   it('a deeply nested body is walked without recursion', () => {

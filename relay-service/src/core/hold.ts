@@ -94,7 +94,7 @@ export function mediaBound(endpoint: Endpoint, body: Json | FormData): MediaBoun
       if (typeof v === 'string') continue;
       if (endpoint === 'transcriptions' || endpoint === 'translations')
         out.audioTokens += audioBytesTokens(v.size);
-      else if (endpoint === 'images') out.tokens += IMAGE_HOLD_TOKENS;
+      else if (endpoint === 'images' || endpoint === 'imageEdits') out.tokens += IMAGE_HOLD_TOKENS;
       else out.tokens += OPAQUE_PART_HOLD_TOKENS;
     }
     return out;
@@ -206,10 +206,11 @@ export async function requestHold(
   // Multipart bodies count their `prompt` field; the files are in the media bound.
   const counted = await countPromptTokensDetailed(endpoint, body, model);
   const media = mediaBound(endpoint, body);
-  const calls = endpoint === 'images' ? outputs : 1;
+  const calls = endpoint === 'images' || endpoint === 'imageEdits' ? outputs : 1;
   return {
-    // Multipart calls (audio, image edits) keep local usage at 0 prompt tokens, as before.
-    promptTokens: body instanceof FormData ? 0 : counted.tokens,
+    // Multipart audio calls keep local usage at 0 prompt tokens (billed by duration or a fixed price); an image
+    // edit's local usage is its prompt, like an image generation's.
+    promptTokens: body instanceof FormData && endpoint !== 'imageEdits' ? 0 : counted.tokens,
     estimate: {
       // The flat image estimates are replaced by the image ceilings of the media scan.
       promptTokens: counted.tokens - counted.imageTokens + media.tokens,

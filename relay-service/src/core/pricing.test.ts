@@ -52,6 +52,7 @@ describe('priceTablesFrom', () => {
     expect(t.createCacheRatio['claude-opus-4-20250514']).toBe(1.25);
     expect(t.audioRatio['gpt-4o-realtime-preview']).toBe(8);
     expect(t.audioCompletionRatio['gpt-4o-realtime-preview']).toBe(2);
+    expect(t.imageRatio['gpt-image-1']).toBe(2);
     expect(t.quotaPerUnit).toBe(1000);
     expect(t.preConsumedQuota).toBe(7);
     expect(t.selfUseMode).toBe(true);
@@ -71,6 +72,7 @@ describe('resolvePrice', () => {
       // No audio entries: audio is priced like text (input 1, output at the completion ratio).
       audioRatio: 1,
       audioCompletionRatio: 5,
+      imageRatio: 1,
     });
   });
 
@@ -222,6 +224,19 @@ describe('computeQuota', () => {
     expect(computeQuota(price('gpt-4o-realtime-preview-2024-10-01'), u, DEFAULTS)).toBe(52000);
   });
 
+  it('prices gpt-image-1: text input at the model ratio, image input at the image ratio, output at completion', () => {
+    // Defaults: M 2.5 ($5/M text), ImageRatio 2 ($10/M image input), CompletionRatio 8 ($40/M output).
+    // The issue's call: 10 text tokens in, 1,056 out: (10 + 1056·8)·2.5 = 21145.
+    const p = price('gpt-image-1');
+    expect(p).toMatchObject({ modelRatio: 2.5, completionRatio: 8, imageRatio: 2 });
+    expect(computeQuota(p, usage({ promptTokens: 10, completionTokens: 1056 }), DEFAULTS)).toBe(21145);
+    // An edit: 12 text + 323 image tokens in, 272 out: (12 + 323·2 + 272·8)·2.5 = 2834·2.5 = 7085.
+    const edit = usage({ promptTokens: 335, imageTokens: 323, completionTokens: 272 });
+    expect(computeQuota(p, edit, DEFAULTS)).toBe(7085);
+    // A model without an image ratio prices image tokens as text: gpt-4o (335 + 272·4)·1.25 = 1778.75 → 1779.
+    expect(computeQuota(price('gpt-4o'), edit, DEFAULTS)).toBe(1779);
+  });
+
   it('charges nothing for zero usage and at least 1 for tiny usage', () => {
     expect(computeQuota(price('gpt-4o'), usage({}), DEFAULTS)).toBe(0);
     // gpt-4o-mini, 1 prompt token: 1·0.075 = 0.075, rounds to 0, floored to 1
@@ -290,6 +305,15 @@ describe('estimateQuota', () => {
         expect(computeQuota(p, u, DEFAULTS), `${model} ${completionTokens}`).toBeLessThanOrEqual(hold);
       }
     }
+  });
+
+  it('bounds image input at the image ratio when any prompt token may be an image token', () => {
+    const p = price('gpt-image-1');
+    const hold = estimateQuota(p, { promptTokens: 4096 + 3, maxTokens: 6240, outputs: 1 }, DEFAULTS);
+    // Every prompt token an image token, the whole output used.
+    const worst = usage({ promptTokens: 4099, imageTokens: 4099, completionTokens: 6240 });
+    expect(computeQuota(p, worst, DEFAULTS)).toBeLessThanOrEqual(hold);
+    expect(hold).toBe(Math.ceil((4099 * 2 + 6240 * 8) * 2.5));
   });
 
   it('equals the charge for fixed prices', () => {

@@ -18,6 +18,8 @@ export type PriceTables = {
   createCacheRatio: Record<string, number>;
   audioRatio: Record<string, number>;
   audioCompletionRatio: Record<string, number>;
+  /** Image input price ÷ text input price (new-api's ImageRatio). */
+  imageRatio: Record<string, number>;
   /** Quota per USD (500000). */
   quotaPerUnit: number;
   /** Token count held for the completion when a request gives no max_tokens. */
@@ -39,6 +41,7 @@ export function priceTablesFrom(options: OptionReader): PriceTables {
     createCacheRatio: options.get('CreateCacheRatio'),
     audioRatio: options.get('AudioRatio'),
     audioCompletionRatio: options.get('AudioCompletionRatio'),
+    imageRatio: options.get('ImageRatio'),
     quotaPerUnit: options.get('QuotaPerUnit'),
     preConsumedQuota: options.get('PreConsumedQuota'),
     selfUseMode: options.get('SelfUseModeEnabled'),
@@ -65,6 +68,8 @@ export type RatioPrice = {
   cacheWriteRatio: number;
   audioRatio: number;
   audioCompletionRatio: number;
+  /** Image input tokens (gpt-image-1's `input_tokens_details.image_tokens`) ÷ text input price. */
+  imageRatio: number;
   /** Set when the model has no price and self-use mode made it free. */
   unpriced?: true;
 };
@@ -142,6 +147,8 @@ function ratioPrice(
     cacheWriteRatio: lookup(tables.createCacheRatio, model) ?? 1,
     audioRatio: lookup(tables.audioRatio, model) ?? 1,
     audioCompletionRatio: lookup(tables.audioCompletionRatio, model) ?? completionRatio,
+    // An unset image ratio prices image input like text input (new-api's default of 1).
+    imageRatio: lookup(tables.imageRatio, model) ?? 1,
   };
 }
 
@@ -208,9 +215,12 @@ export type QuotaOptions = {
 
 /**
  * The quota a finished call costs. Ratio pricing follows OpenAI usage semantics (core/usage.ts): the prompt
- * includes cached reads (C), cache writes (W) and audio input (Ain); the completion includes reasoning and audio
- * output (Aout):
- *   round(((P−C−W−Ain) + C·cache + W·cacheWrite + Ain·audio + (O−Aout)·completion + Aout·audio·audioCompletion)·M·G)
+ * includes cached reads (C), cache writes (W), audio input (Ain) and image input (I); the completion includes
+ * reasoning and audio output (Aout):
+ *   round(((P−C−W−Ain−I) + C·cache + W·cacheWrite + Ain·audio + I·image + (O−Aout)·completion
+ *          + Aout·audio·audioCompletion)·M·G)
+ * gpt-image-1 is priced this way: its text input at the model ratio, its image input at the image ratio, its
+ * output (the generated image) at the completion ratio.
  * Reasoning tokens are part of O and priced as completion, so thinking is always billed (new-api left Gemini's
  * thoughtsTokenCount unbilled, #1014). The text remainders are clamped at 0, so an upstream reporting more cached
  * than prompt tokens cannot produce a negative charge (new-api #5005). Zero tokens cost 0; a priced call with
@@ -230,12 +240,14 @@ export function computeQuota(
   const W = tokens(usage.cacheWriteTokens);
   const Ain = tokens(usage.audioPromptTokens);
   const Aout = tokens(usage.audioCompletionTokens);
+  const I = tokens(usage.imageTokens);
   const int = (n: number): Dec => ({ n: BigInt(n), s: 0 });
   const weighted = add(
-    int(Math.max(0, P - C - W - Ain)),
+    int(Math.max(0, P - C - W - Ain - I)),
     mul(int(C), dec(price.cacheRatio)),
     mul(int(W), dec(price.cacheWriteRatio)),
     mul(int(Ain), dec(price.audioRatio)),
+    mul(int(I), dec(price.imageRatio)),
     mul(int(Math.max(0, O - Aout)), dec(price.completionRatio)),
     mul(int(Aout), dec(price.audioRatio), dec(price.audioCompletionRatio)),
   );
@@ -274,9 +286,9 @@ const maxDec = (...xs: number[]): Dec =>
 /**
  * The quota held before the call: an upper bound of computeQuota for every usage the request can produce
  * (ADR 009). Ratio pricing:
- *   ceil(((P·max(1, cache, cacheWrite) + A·max(1, cache, cacheWrite, audio)
+ *   ceil(((P·max(1, cache, cacheWrite, image) + A·max(1, cache, cacheWrite, audio)
  *          + outputs·(maxTokens ?? defaultMaxTokens)·max(completion, audio·audioCompletion))·M·G)
- * where P is the text-and-media bound and A the audio bound of the prompt. For a model with default cache and
+ * where P is the text-and-media bound and A the audio bound of the prompt (any P token may be an image token). For a model with default cache and
  * audio ratios this is new-api's estimate with the completion part at the completion ratio (new-api prices it
  * at the input rate, so its hold can be far below the real cost). Fixed pricing: exactly computeQuota. The
  * result is clamped to Number.MAX_SAFE_INTEGER (no balance covers that much, so the call is refused for quota).
@@ -289,7 +301,7 @@ export function estimateQuota(price: Price, input: EstimateInput, tables: PriceT
       : tokens(input.defaultMaxTokens ?? tables.preConsumedQuota);
   const outputs = Math.max(1, tokens(input.outputs ?? 1));
   const int = (n: number): Dec => ({ n: BigInt(n), s: 0 });
-  const promptRate = maxDec(1, price.cacheRatio, price.cacheWriteRatio);
+  const promptRate = maxDec(1, price.cacheRatio, price.cacheWriteRatio, price.imageRatio);
   const audioRate = maxDec(1, price.cacheRatio, price.cacheWriteRatio, price.audioRatio);
   const outRate = completionRate(price);
   const weighted = add(
@@ -359,6 +371,9 @@ export type LogOther = {
   audio_output?: number;
   audio_ratio?: number;
   audio_completion_ratio?: number;
+  image?: true;
+  image_input?: number;
+  image_ratio?: number;
 };
 
 export function priceDetails(price: Price, usage: Usage, extras: PriceDetailExtras): LogOther {
@@ -394,6 +409,12 @@ export function priceDetails(price: Price, usage: Usage, extras: PriceDetailExtr
     out.audio_ratio = ratio?.audioRatio ?? 1;
     out.audio_completion_ratio = ratio?.audioCompletionRatio ?? 1;
   }
+  const img = tokens(usage.imageTokens);
+  if (img > 0) {
+    out.image = true;
+    out.image_input = img;
+    out.image_ratio = ratio?.imageRatio ?? 1;
+  }
   return out;
 }
 
@@ -414,6 +435,7 @@ export function priceContent(price: Price, usage?: Usage): string {
     if (tokens(usage.audioPromptTokens) + tokens(usage.audioCompletionTokens) > 0) {
       parts.push(`audio ratio ${price.audioRatio}`, `audio completion ratio ${price.audioCompletionRatio}`);
     }
+    if (tokens(usage.imageTokens) > 0) parts.push(`image ratio ${price.imageRatio}`);
   }
   return parts.join(', ');
 }

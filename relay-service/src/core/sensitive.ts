@@ -86,6 +86,7 @@ export function promptText(endpoint: Endpoint, body: Record<string, unknown> | F
       break;
     case 'completions':
     case 'images':
+    case 'imageEdits':
       textOf(body.prompt, out);
       break;
     default:

@@ -390,6 +390,7 @@ export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body:
     case 'speech':
       return c.count(str(body.input));
     case 'images':
+    case 'imageEdits':
       return c.count(str(body.prompt));
     case 'rerank':
       return rerankTokens(c, body);

@@ -43,6 +43,7 @@ const ROUTES: Route[] = [
   { path: '/v1/completions', endpoint: 'completions' },
   { path: '/v1/embeddings', endpoint: 'embeddings' },
   { path: '/v1/images/generations', endpoint: 'images', defaultModel: 'dall-e-2' },
+  { path: '/v1/images/edits', endpoint: 'imageEdits', multipart: true, defaultModel: 'dall-e-2' },
   { path: '/v1/audio/speech', endpoint: 'speech', defaultModel: 'tts-1' },
   {
     path: '/v1/audio/transcriptions',
@@ -56,13 +57,7 @@ const ROUTES: Route[] = [
   { path: '/v1/responses', endpoint: 'responses' },
 ];
 
-const NOT_IMPLEMENTED = [
-  '/v1/images/edits',
-  '/v1/images/variations',
-  '/v1/files',
-  '/v1/fine-tunes',
-  '/v1/fine_tuning',
-];
+const NOT_IMPLEMENTED = ['/v1/images/variations', '/v1/files', '/v1/fine-tunes', '/v1/fine_tuning'];
 
 export function openAiError(err: {
   status: number;

@@ -2,6 +2,7 @@
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
 import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
+import { aliAdaptor } from './ali/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { cloudflareAdaptor } from './cloudflare/adaptor.ts';
@@ -24,6 +25,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   cohereAdaptor,
   cloudflareAdaptor,
   mokaaiAdaptor,
+  aliAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();

@@ -14,6 +14,8 @@ export type Endpoint =
   | 'completions'
   | 'embeddings'
   | 'images'
+  /** /v1/images/edits: a multipart form (image, image[], mask, prompt, ...) passed through. */
+  | 'imageEdits'
   | 'speech'
   | 'transcriptions'
   | 'translations'

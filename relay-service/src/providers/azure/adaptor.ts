@@ -13,6 +13,7 @@ const ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
   'completions',
   'embeddings',
   'images',
+  'imageEdits',
   'speech',
   'transcriptions',
   'translations',

@@ -131,6 +131,7 @@ describe('OpenAI buildRequest', () => {
     ['completions', '/v1/completions'],
     ['embeddings', '/v1/embeddings'],
     ['images', '/v1/images/generations'],
+    ['imageEdits', '/v1/images/edits'],
     ['speech', '/v1/audio/speech'],
     ['transcriptions', '/v1/audio/transcriptions'],
     ['translations', '/v1/audio/translations'],
@@ -273,11 +274,36 @@ describe('OpenAI parseResponse', () => {
     expect(parsed).toEqual({ body: audio, contentType: 'audio/mpeg', usage: null, completionText: '' });
   });
 
-  it('images: no usage (priced per call) even when the upstream reports some', () => {
+  it('images and edits: gpt-image-1 usage with its text and image input tokens; none for DALL·E', () => {
     const body = new TextEncoder().encode(
-      '{"created":1,"data":[{"b64_json":"AA=="}],"usage":{"input_tokens":50,"output_tokens":4160,"total_tokens":4210}}',
+      '{"created":1,"data":[{"b64_json":"AA=="}],"usage":{"input_tokens":50,"output_tokens":4160,"total_tokens":4210,"input_tokens_details":{"text_tokens":10,"image_tokens":40}}}',
     );
-    expect(openaiAdaptor.parseResponse(relayInput({ endpoint: 'images' }), ok(body)).usage).toBeNull();
+    for (const endpoint of ['images', 'imageEdits'] as const) {
+      expect(openaiAdaptor.parseResponse(relayInput({ endpoint }), ok(body)).usage).toEqual(
+        usage({ promptTokens: 50, completionTokens: 4160, imageTokens: 40 }),
+      );
+    }
+    const dalle = new TextEncoder().encode('{"created":1,"data":[{"url":"https://x/y.png"}]}');
+    expect(openaiAdaptor.parseResponse(relayInput({ endpoint: 'images' }), ok(dalle)).usage).toBeNull();
+  });
+
+  it('image edits pass the multipart form with the mapped model', () => {
+    const form = new FormData();
+    form.append('image[]', new Blob([new Uint8Array([1, 2])], { type: 'image/png' }), 'a.png');
+    form.append('mask', new Blob([new Uint8Array([3])], { type: 'image/png' }), 'm.png');
+    form.append('prompt', 'add a hat');
+    form.append('model', 'client-model');
+    const req = openaiAdaptor.buildRequest(
+      channel(),
+      relayInput({ endpoint: 'imageEdits', upstreamModel: 'gpt-image-1', body: form }),
+    );
+    expect(req.url).toBe('https://api.openai.com/v1/images/edits');
+    expect(req.headers.get('content-type')).toBeNull();
+    const sent = req.body as FormData;
+    expect(sent.get('model')).toBe('gpt-image-1');
+    expect(sent.get('prompt')).toBe('add a hat');
+    expect((sent.get('image[]') as File).name).toBe('a.png');
+    expect((sent.get('mask') as File).size).toBe(1);
   });
 
   it('transcriptions: text/srt/vtt bodies are the output; json with token usage is read', () => {

@@ -10,6 +10,7 @@ const ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
   'completions',
   'embeddings',
   'images',
+  'imageEdits',
   'speech',
   'transcriptions',
   'translations',

@@ -32,6 +32,7 @@ export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = {
   completions: '/completions',
   embeddings: '/embeddings',
   images: '/images/generations',
+  imageEdits: '/images/edits',
   speech: '/audio/speech',
   transcriptions: '/audio/transcriptions',
   translations: '/audio/translations',

@@ -52,9 +52,13 @@ function completionTextOf(input: RelayInput, json: Obj): string {
 function usageOf(input: RelayInput, json: Obj): Usage | null {
   switch (input.endpoint) {
     case 'images':
+    case 'imageEdits':
+      // gpt-image-1 reports `usage: {input_tokens, output_tokens, input_tokens_details: {text_tokens,
+      // image_tokens}}`; DALL·E reports none (priced per call, or counted by core from the prompt).
+      return parseOpenAIUsage(json.usage);
     case 'speech':
     case 'moderations':
-      // Priced per call (images) or counted by core from the input.
+      // Counted by core from the input.
       return null;
     case 'rerank':
       return parseRerankUsage(json);
