@@ -17,8 +17,12 @@ describe('adaptorFor', () => {
     expect(adaptorFor(24)?.id).toBe('gemini');
   });
 
+  it('maps AWS Bedrock Claude (33) to the aws adaptor', () => {
+    expect(adaptorFor(33)?.id).toBe('aws');
+  });
+
   it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 21, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+    for (const type of [2, 21, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

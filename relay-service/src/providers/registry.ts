@@ -2,6 +2,7 @@
  * Channel type → adaptor. Adding a provider: its folder under providers/ and one line in ADAPTORS.
  */
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
+import { awsAdaptor } from './aws/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
@@ -12,6 +13,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  awsAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
