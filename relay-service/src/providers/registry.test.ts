@@ -21,8 +21,12 @@ describe('adaptorFor', () => {
     expect(adaptorFor(33)?.id).toBe('aws');
   });
 
+  it('maps Vertex AI (41) to the vertex adaptor', () => {
+    expect(adaptorFor(41)?.id).toBe('vertex');
+  });
+
   it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 21, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+    for (const type of [2, 21, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

@@ -7,6 +7,7 @@ import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
+import { vertexAdaptor } from './vertex/adaptor.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
@@ -14,6 +15,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   anthropicAdaptor,
   geminiAdaptor,
   awsAdaptor,
+  vertexAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
