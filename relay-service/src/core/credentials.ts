@@ -107,7 +107,7 @@ export async function buildUpstreamRequest(
     // the admin's to fix, named clearly instead of passing for an unreachable upstream; another channel may serve.
     throw new RelayError({
       status: 500,
-      message: `channel ${channel.id} cannot be used as configured: ${(err as Error).message}`,
+      message: `channel ${channel.id} cannot be used as configured: ${(err as Error).message.replace(/^channel \d+: /, '')}`,
       type: 'new_api_error',
       code: 'channel_config_invalid',
     });
