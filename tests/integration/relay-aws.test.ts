@@ -27,6 +27,8 @@ const MODEL = 'claude-3-7-sonnet-20250219';
 const EU_MODEL = 'claude-3-5-haiku-20241022';
 const RETRY_MODEL = 'claude-sonnet-4-20250514';
 const BROKEN_MODEL = 'claude-3-haiku-20240307';
+const API_KEY_MODEL = 'claude-opus-4-1-20250805';
+const BEDROCK_API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl';
 
 let stack: Stack;
 let fake: FakeBedrock;
@@ -37,7 +39,7 @@ let goodRetry: number;
 let badRetry: number;
 
 beforeAll(async () => {
-  fake = await startFakeBedrock({ credentials: { [AK]: SK } });
+  fake = await startFakeBedrock({ credentials: { [AK]: SK }, apiKeys: [BEDROCK_API_KEY] });
   stack = await startStack({ suffix: 'relay_aws' });
   userId = (await seedUser(stack, { quota: 10_000_000 })).id;
   const token = await seedToken(stack, userId, { unlimited: true });
@@ -62,8 +64,16 @@ beforeAll(async () => {
     })
   ).id;
   await seedChannel(stack, { type: 33, baseUrl: fake.url, key: `${AK}:${SK}`, models: [BROKEN_MODEL] });
+  await seedChannel(stack, {
+    type: 33,
+    baseUrl: fake.url,
+    key: `${BEDROCK_API_KEY}|us-east-2`,
+    models: [API_KEY_MODEL],
+  });
   const ratios = (v: number) =>
-    JSON.stringify(Object.fromEntries([MODEL, EU_MODEL, RETRY_MODEL, BROKEN_MODEL].map((m) => [m, v])));
+    JSON.stringify(
+      Object.fromEntries([MODEL, EU_MODEL, RETRY_MODEL, BROKEN_MODEL, API_KEY_MODEL].map((m) => [m, v])),
+    );
   await setOptions(stack, {
     ModelRatio: ratios(1.5),
     CompletionRatio: ratios(5),
@@ -273,6 +283,18 @@ describe('Bedrock credentials', () => {
       String(badRetry),
       String(goodRetry),
     ]);
+  });
+
+  it('a Bedrock API key (ApiKey|Region) is sent as a Bearer token', async () => {
+    fake.on({ respond: { usage: { input_tokens: 4, output_tokens: 2 } } });
+    const res = await client.chat.completions.create({
+      model: API_KEY_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(res.choices[0]?.message.content).toBe('Hello from us.anthropic.claude-opus-4-1-20250805-v1:0');
+    expect(fake.requests.at(-1)?.headers.authorization).toBe(`Bearer ${BEDROCK_API_KEY}`);
+    // (4 + 2·5)·1.5 = 21
+    expect(Number((await lastLog(API_KEY_MODEL)).quota)).toBe(21);
   });
 
   it('a key that is not AccessKeyId|SecretAccessKey|Region is a clear error, nothing sent upstream', async () => {
