@@ -81,7 +81,17 @@ export class CredentialCache {
         code: e.code,
       });
     }
-    return exchange.parse({ status: res.status, bodyText }, now);
+    try {
+      return exchange.parse({ status: res.status, bodyText }, now);
+    } catch (err) {
+      // A 2xx without a usable credential (no access_token): the provider's fault, not an unreachable upstream.
+      throw new RelayError({
+        status: 502,
+        message: `channel ${channel.id}: the credential exchange gave no usable credential: ${(err as Error).message}`,
+        type: 'upstream_error',
+        code: 'channel_credential_invalid',
+      });
+    }
   }
 }
 
