@@ -150,7 +150,7 @@ describe('openai SDK through the relay to AI Proxy Library', () => {
     const api = err as InstanceType<typeof OpenAI.APIError>;
     expect(api.status).toBe(500);
     expect(api.code).toBe('channel_config_invalid');
-    expect(api.message).toMatch(/not configured.*no library id/);
+    expect(api.message).toMatch(/cannot be used as configured.*no library id/);
     expect(api.message).not.toContain('ap-key');
     expect(fake.requests.length).toBe(sentBefore);
   });

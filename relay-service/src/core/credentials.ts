@@ -81,7 +81,17 @@ export class CredentialCache {
         code: e.code,
       });
     }
-    return exchange.parse({ status: res.status, bodyText }, now);
+    try {
+      return exchange.parse({ status: res.status, bodyText }, now);
+    } catch (err) {
+      // A 2xx without a usable credential (no access_token): the provider's fault, not an unreachable upstream.
+      throw new RelayError({
+        status: 502,
+        message: `channel ${channel.id}: the credential exchange gave no usable credential: ${(err as Error).message}`,
+        type: 'upstream_error',
+        code: 'channel_credential_invalid',
+      });
+    }
   }
 }
 
@@ -98,6 +108,18 @@ export async function buildUpstreamRequest(
   channel: ChannelConfig,
   input: Parameters<ProviderAdaptor['buildRequest']>[1],
 ): Promise<UpstreamRequest> {
-  const built = adaptor.buildRequest(channel, input);
-  return built instanceof Promise ? await built : built;
+  try {
+    const built = adaptor.buildRequest(channel, input);
+    return built instanceof Promise ? await built : built;
+  } catch (err) {
+    if (err instanceof RelayError) throw err;
+    // The adaptor could not use the channel as configured (a key not of the form "AK|SK|Region", no base URL):
+    // the admin's to fix, named clearly instead of passing for an unreachable upstream; another channel may serve.
+    throw new RelayError({
+      status: 500,
+      message: `channel ${channel.id} cannot be used as configured: ${(err as Error).message.replace(/^channel \d+: /, '')}`,
+      type: 'new_api_error',
+      code: 'channel_config_invalid',
+    });
+  }
 }

@@ -491,16 +491,7 @@ export class RelayCore {
     let res: UpstreamReply;
     try {
       cfg = await credentials.resolve(adaptor, cfg, this.#upstream, signal);
-      const req = await buildUpstreamRequest(adaptor, cfg, input).catch((e: unknown) => {
-        // The adaptor cannot build a request from this channel (a missing account id, library id, region...):
-        // the administrator's to fix, said as such rather than as an unreachable upstream.
-        throw new RelayError({
-          status: 500,
-          message: `channel #${channel.id} is not configured to serve this request: ${(e as Error).message}`,
-          type: 'new_api_error',
-          code: 'channel_config_invalid',
-        });
-      });
+      const req = await buildUpstreamRequest(adaptor, cfg, input);
       res = await this.#upstream.send(req, signal);
     } catch (err) {
       ctl.release();

@@ -23,8 +23,16 @@ describe('adaptorFor', () => {
     expect(adaptorFor(37)?.id).toBe('dify');
   });
 
-  it('answers null for types without an adaptor yet', () => {
-    for (const type of [2, 33, 41, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
+  it('maps AWS Bedrock Claude (33) to the aws adaptor', () => {
+    expect(adaptorFor(33)?.id).toBe('aws');
+  });
+
+  it('maps Vertex AI (41) to the vertex adaptor', () => {
+    expect(adaptorFor(41)?.id).toBe('vertex');
+  });
+
+  it('answers null for types without an adaptor (tasks are served outside the adaptors)', () => {
+    for (const type of [2, 5, 36, 999]) expect(adaptorFor(type), `type ${type}`).toBeNull();
   });
 
   it('has one adaptor per type and unique ids', () => {

@@ -4,6 +4,7 @@
 import { aiproxyAdaptor } from './aiproxy/adaptor.ts';
 import { aliAdaptor } from './ali/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
+import { awsAdaptor } from './aws/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
 import { cloudflareAdaptor } from './cloudflare/adaptor.ts';
 import { cohereAdaptor } from './cohere/adaptor.ts';
@@ -13,6 +14,7 @@ import { mokaaiAdaptor } from './mokaai/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
+import { vertexAdaptor } from './vertex/adaptor.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
@@ -26,6 +28,8 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   cloudflareAdaptor,
   mokaaiAdaptor,
   aliAdaptor,
+  awsAdaptor,
+  vertexAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
