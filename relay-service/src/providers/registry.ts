@@ -6,12 +6,14 @@ import { azureAdaptor } from './azure/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
+import { xunfeiAdaptor } from './xunfei/adaptor.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  xunfeiAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
