@@ -9,6 +9,7 @@ import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/b
 import type { Logger } from '../log.ts';
 import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { chatStreamToGemini, chatToGemini, geminiToChat } from '../providers/bridges/gemini-chat.ts';
+import { geminiEmbedToOpenAI, openAIToGeminiEmbed } from '../providers/bridges/gemini-embed.ts';
 import { type FrameTransformer, frameRunner } from '../providers/frames.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
@@ -95,11 +96,16 @@ const STREAMING: ReadonlySet<Endpoint> = new Set([
   'generate',
 ]);
 
-/** An inbound format that reaches chat channels by conversion (request → chat, chat answer → the format). */
+/**
+ * An inbound format that reaches channels without it by conversion to an OpenAI endpoint (`target`, chat unless
+ * said): request → that endpoint's body, its answer → the format (given the client's request too).
+ */
 type InboundBridge = {
+  target?: Endpoint;
   toChat(body: Record<string, unknown>, stream: boolean): Record<string, unknown>;
-  fromChat(chatJson: string, model: string): string;
-  streamFromChat(model: string): FrameTransformer;
+  fromChat(chatJson: string, model: string, request: Record<string, unknown>): string;
+  /** For formats that stream. */
+  streamFromChat?(model: string): FrameTransformer;
 };
 
 /** Keyed by the inbound endpoint. These formats also have their own stream framing (no `data: [DONE]`). */
@@ -110,6 +116,8 @@ const BRIDGES: Partial<Record<Endpoint, InboundBridge>> = {
     streamFromChat: chatStreamToClaude,
   },
   generate: { toChat: geminiToChat, fromChat: chatToGemini, streamFromChat: chatStreamToGemini },
+  // Gemini embedContent / batchEmbedContents on channels serving OpenAI embeddings.
+  embed: { target: 'embeddings', toChat: geminiEmbedToOpenAI, fromChat: openAIToGeminiEmbed },
 };
 
 export function newRequestId(): string {
@@ -420,7 +428,7 @@ export class RelayCore {
     // A Claude- or Gemini-format call on a channel without that native format goes through the chat bridge.
     const bridge = adaptor.supports(call.endpoint) ? null : (BRIDGES[call.endpoint] ?? null);
     const input: RelayInput = {
-      endpoint: bridge ? 'chat' : call.endpoint,
+      endpoint: bridge ? (bridge.target ?? 'chat') : call.endpoint,
       upstreamModel,
       stream,
       body: bridge
@@ -524,7 +532,16 @@ export class RelayCore {
     headers.set('content-type', parsed.contentType);
     const u = parsed.usage ?? (await this.#localUsage(ctx, parsed.completionText));
     await this.#settle(ctx, u, parsed.usage === null, 0);
-    let body = bridge ? bridge.fromChat(await new Response(parsed.body).text(), call.model) : parsed.body;
+    let body = bridge
+      ? bridge.fromChat(
+          await new Response(parsed.body).text(),
+          call.model,
+          call.body as Record<string, unknown>,
+        )
+      : parsed.body;
+    // OpenAI embeddings from an upstream that reports no usage (Gemini): the client gets the count billed.
+    if (!bridge && call.endpoint === 'embeddings' && parsed.usage === null)
+      body = withEmbeddingUsage(await new Response(body).text(), u);
     if (
       sensitive.onCompletion &&
       !sensitive.stop &&
@@ -575,7 +592,7 @@ export class RelayCore {
     const conv = adaptor.streamConversion(input);
     const policy = sensitivePolicy(this.#d.options);
     const stages: FrameTransformer[] = [conv.transformer];
-    if (bridge) stages.push(bridge.streamFromChat(ctx.call.model));
+    if (bridge?.streamFromChat) stages.push(bridge.streamFromChat(ctx.call.model));
     // StopOnSensitiveEnabled off: words are masked in what the client receives (a stage only when it is on).
     if (policy.onCompletion && !policy.stop) stages.push(maskingStage(policy.words));
     // The conversions run inline on each upstream read: a frame reaches the client stream in the same tick it
@@ -812,9 +829,22 @@ function withModel(
   return { ...body, model };
 }
 
-/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini → chat). */
+/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini → chat, ...). */
 function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
-  return BRIDGES[endpoint] !== undefined && adaptor.supports('chat');
+  const bridge = BRIDGES[endpoint];
+  return bridge !== undefined && adaptor.supports(bridge.target ?? 'chat');
+}
+
+/** An OpenAI embeddings answer with `usage` added from the (locally counted) usage billed, when it has none. */
+function withEmbeddingUsage(text: string, u: Usage): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || 'usage' in json) return text;
+  return JSON.stringify({ ...json, usage: { prompt_tokens: u.promptTokens, total_tokens: u.promptTokens } });
 }
 
 /** The models-tab options (seed 000) as the adaptors' settings. */
