@@ -5,6 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRelayClient, type RelayClient } from '#app/grpc/relay-client.server.ts';
 import { type FakeSpark, startFakeSpark } from '../fakes/xunfei-upstream.ts';
 import {
   lastLogOf,
@@ -21,6 +22,10 @@ let fake: FakeSpark;
 let client: OpenAI;
 let userId: number;
 let clockSkewMs = 0;
+let grpc: RelayClient;
+let goodChannel: number;
+let badSigChannel: number;
+const SECRET = 'relay-xunfei-internal-secret';
 
 const MODEL_RATIO = 0.5;
 const COMPLETION_RATIO = 2;
@@ -31,25 +36,31 @@ beforeAll(async () => {
     accounts: [{ appId: 'app1', apiSecret: 'secret1', apiKey: 'key1' }],
     now: () => Date.now() + clockSkewMs,
   });
-  stack = await startStack({ suffix: 'relay_xunfei' });
+  stack = await startStack({ suffix: 'relay_xunfei', env: { INTERNAL_API_SECRET: SECRET } });
+  // The channel-test log is written for user 1 (root): the first user of this fresh database.
+  await seedUser(stack, { quota: 1_000_000, role: 100 });
   const user = await seedUser(stack, { quota: 10_000_000 });
   userId = user.id;
   const token = await seedToken(stack, userId, { remainQuota: 5_000_000 });
-  await seedChannel(stack, {
-    type: 18,
-    key: 'app1|secret1|key1',
-    baseUrl: fake.url,
-    other: 'v3.5',
-    models: ['SparkDesk', 'SparkDesk-v4.0', 'spark-lite'],
-    modelMapping: { 'spark-lite': 'SparkDesk-v1.1' },
-  });
-  await seedChannel(stack, {
-    type: 18,
-    key: 'app1|wrong-secret|key1',
-    baseUrl: fake.url,
-    models: ['spark-badsig'],
-    autoBan: false,
-  });
+  goodChannel = (
+    await seedChannel(stack, {
+      type: 18,
+      key: 'app1|secret1|key1',
+      baseUrl: fake.url,
+      other: 'v3.5',
+      models: ['SparkDesk', 'SparkDesk-v4.0', 'spark-lite'],
+      modelMapping: { 'spark-lite': 'SparkDesk-v1.1' },
+    })
+  ).id;
+  badSigChannel = (
+    await seedChannel(stack, {
+      type: 18,
+      key: 'app1|wrong-secret|key1',
+      baseUrl: fake.url,
+      models: ['spark-badsig'],
+      autoBan: false,
+    })
+  ).id;
   await seedChannel(stack, { type: 18, key: 'not-a-spark-key', baseUrl: fake.url, models: ['spark-badkey'] });
   const models = ['SparkDesk', 'SparkDesk-v4.0', 'spark-lite', 'spark-badsig', 'spark-badkey'];
   await setOptions(stack, {
@@ -61,9 +72,11 @@ beforeAll(async () => {
     apiKey: `sk-${token.key}`,
     maxRetries: 0,
   });
+  grpc = createRelayClient(stack.relays[0]!.grpcAddress, { internalSecret: SECRET, timeoutMs: 20_000 });
 }, 60_000);
 
 afterAll(async () => {
+  grpc?.close();
   await stack?.close();
   await fake?.close();
 });
@@ -294,5 +307,14 @@ describe('openai SDK through the relay to Xunfei Spark', () => {
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as Error).message).toContain('must be APPID|APISecret|APIKey');
     expect((err as Error).message).not.toContain('not-a-spark-key');
+  });
+
+  it("the console's channel test reaches Spark over the WebSocket: usage means success; a bad signature says so", async () => {
+    fake.reset();
+    const ok = await grpc.testChannel(goodChannel, 'SparkDesk');
+    expect(ok).toMatchObject({ success: true, model: 'SparkDesk' });
+    expect(fake.requests.at(-1)?.path).toBe('/v3.5/chat');
+    const bad = await grpc.testChannel(badSigChannel, '');
+    expect(bad).toMatchObject({ success: false, message: 'status 401: HMAC signature does not match' });
   });
 });
