@@ -9,6 +9,8 @@ describe('isRelayPath', () => {
     ['/v1/chat/completions', true],
     ['/v1', true],
     ['/v1beta/models/gemini:generateContent', true],
+    // Gemini's OpenAI-compatible API.
+    ['/v1beta/openai/chat/completions', true],
     ['/mj/submit/imagine', true],
     ['/mj-fast/mj/submit/imagine', true],
     ['/mj-relax/mj/task/1/fetch', true],

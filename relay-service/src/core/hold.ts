@@ -54,7 +54,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Endpoints that generate no tokens of their own: their allowance stays PreConsumedQuota, as before. */
-const NO_OUTPUT: ReadonlySet<Endpoint> = new Set(['embeddings', 'moderations', 'rerank']);
+const NO_OUTPUT: ReadonlySet<Endpoint> = new Set(['embeddings', 'embed', 'moderations', 'rerank']);
 
 export type MediaBound = {
   /** Ceilings of images, files, documents, video and references, priced as prompt text. */

@@ -9,6 +9,7 @@ import { UsageEvent, UsageKind } from '@switchyard/proto/switchyard/billing/v1/b
 import type { Logger } from '../log.ts';
 import { chatStreamToClaude, chatToClaude, claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { chatStreamToGemini, chatToGemini, geminiToChat } from '../providers/bridges/gemini-chat.ts';
+import { geminiEmbedToOpenAI, openAIToGeminiEmbed } from '../providers/bridges/gemini-embed.ts';
 import {
   chatStreamToResponses,
   chatToResponses,
@@ -102,13 +103,16 @@ const STREAMING: ReadonlySet<Endpoint> = new Set([
 ]);
 
 /**
- * An inbound format that reaches chat channels by conversion (request → chat, chat answer → the format). The
- * client's body is handed back to the answer conversions for formats whose answer echoes the request (Responses).
+ * An inbound format that reaches channels without it by conversion to an OpenAI endpoint (`target`, chat unless
+ * said): request → that endpoint's body, its answer → the format. The client's body is handed back to the answer
+ * conversions for formats whose answer echoes the request (Responses).
  */
 type InboundBridge = {
+  target?: Endpoint;
   toChat(body: Record<string, unknown>, stream: boolean): Record<string, unknown>;
   fromChat(chatJson: string, model: string, body: Record<string, unknown>): string;
-  streamFromChat(model: string, body: Record<string, unknown>): FrameTransformer;
+  /** For formats that stream. */
+  streamFromChat?(model: string, body: Record<string, unknown>): FrameTransformer;
   /** What a chat upstream cannot do for this request (a 400 for the client), or null. */
   refuse?(body: Record<string, unknown>): { message: string; param: string } | null;
 };
@@ -127,6 +131,8 @@ const BRIDGES: Partial<Record<Endpoint, InboundBridge>> = {
     streamFromChat: chatStreamToResponses,
     refuse: responsesRefusal,
   },
+  // Gemini embedContent / batchEmbedContents on channels serving OpenAI embeddings.
+  embed: { target: 'embeddings', toChat: geminiEmbedToOpenAI, fromChat: openAIToGeminiEmbed },
 };
 
 export function newRequestId(): string {
@@ -473,7 +479,7 @@ export class RelayCore {
         }),
       };
     const input: RelayInput = {
-      endpoint: bridge ? 'chat' : call.endpoint,
+      endpoint: bridge ? (bridge.target ?? 'chat') : call.endpoint,
       upstreamModel,
       stream,
       body: bridge
@@ -591,6 +597,9 @@ export class RelayCore {
           call.body as Record<string, unknown>,
         )
       : parsed.body;
+    // OpenAI embeddings from an upstream that reports no usage (Gemini): the client gets the count billed.
+    if (!bridge && call.endpoint === 'embeddings' && parsed.usage === null)
+      body = withEmbeddingUsage(await new Response(body).text(), u);
     if (
       sensitive.onCompletion &&
       !sensitive.stop &&
@@ -641,7 +650,8 @@ export class RelayCore {
     const conv = adaptor.streamConversion(input);
     const policy = sensitivePolicy(this.#d.options);
     const stages: FrameTransformer[] = [conv.transformer];
-    if (bridge) stages.push(bridge.streamFromChat(ctx.call.model, ctx.call.body as Record<string, unknown>));
+    if (bridge?.streamFromChat)
+      stages.push(bridge.streamFromChat(ctx.call.model, ctx.call.body as Record<string, unknown>));
     // StopOnSensitiveEnabled off: words are masked in what the client receives (a stage only when it is on).
     if (policy.onCompletion && !policy.stop) stages.push(maskingStage(policy.words));
     // The conversions run inline on each upstream read: a frame reaches the client stream in the same tick it
@@ -880,9 +890,22 @@ function withModel(
   return { ...body, model };
 }
 
-/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini/Responses → chat). */
+/** Whether a call in `endpoint`'s format can reach this adaptor through a bridge (Claude/Gemini/Responses → chat, ...). */
 function bridgeable(endpoint: Endpoint, adaptor: ProviderAdaptor): boolean {
-  return BRIDGES[endpoint] !== undefined && adaptor.supports('chat');
+  const bridge = BRIDGES[endpoint];
+  return bridge !== undefined && adaptor.supports(bridge.target ?? 'chat');
+}
+
+/** An OpenAI embeddings answer with `usage` added from the (locally counted) usage billed, when it has none. */
+function withEmbeddingUsage(text: string, u: Usage): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || 'usage' in json) return text;
+  return JSON.stringify({ ...json, usage: { prompt_tokens: u.promptTokens, total_tokens: u.promptTokens } });
 }
 
 /** Whether channels of this type take `endpoint`'s format as it is (per type where the adaptor says so). */
@@ -895,7 +918,8 @@ const ENDPOINT_NAMES: Partial<Record<Endpoint, string>> = {
   chat: '/v1/chat/completions',
   completions: '/v1/completions',
   embeddings: '/v1/embeddings',
-  images: '/v1/images',
+  images: '/v1/images/generations',
+  imageEdits: '/v1/images/edits',
   speech: '/v1/audio/speech',
   transcriptions: '/v1/audio/transcriptions',
   translations: '/v1/audio/translations',
@@ -904,6 +928,7 @@ const ENDPOINT_NAMES: Partial<Record<Endpoint, string>> = {
   responses: '/v1/responses',
   messages: 'Claude /v1/messages',
   generate: 'Gemini generateContent',
+  embed: 'Gemini embedContent',
 };
 
 /** The models-tab options (seed 000) as the adaptors' settings. */

@@ -4,6 +4,7 @@
  * case-insensitive substring search; word lists are short (admins type them), so a linear scan per word beats
  * building an automaton on every option change.
  */
+import { geminiEmbedTexts } from '../providers/bridges/gemini-embed.ts';
 import type { Endpoint } from '../providers/types.ts';
 import type { OptionReader } from './pricing.ts';
 
@@ -75,6 +76,9 @@ export function promptText(endpoint: Endpoint, body: Record<string, unknown> | F
     case 'responses':
       textOf(body.instructions, out);
       textOf(body.input, out);
+      break;
+    case 'embed':
+      out.push(...geminiEmbedTexts(body));
       break;
     case 'generate':
       // Gemini format: text parts of systemInstruction and of each content.

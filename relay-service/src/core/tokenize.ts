@@ -15,6 +15,7 @@
  */
 import { claudeToChat } from '../providers/bridges/claude-chat.ts';
 import { geminiToChat } from '../providers/bridges/gemini-chat.ts';
+import { geminiEmbedTexts } from '../providers/bridges/gemini-embed.ts';
 import type { Endpoint } from '../providers/types.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -400,6 +401,9 @@ export function countPromptTokensWith(c: TokenCounter, endpoint: Endpoint, body:
     case 'messages':
       // Claude format: system apart, content as blocks; counted like the equivalent chat request.
       return countChatPromptTokensWith(c, claudeToChat(body).messages, body.tools);
+    case 'embed':
+      // Gemini embedContent / batchEmbedContents: the text parts of each content.
+      return geminiEmbedTexts(body).reduce((n, t) => n + c.count(t), 0);
     case 'generate': {
       // Gemini format: counted like the equivalent chat request (system, turns, tools, function calls).
       const chat = geminiToChat(body, false);

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamRequest } from '../providers/types.ts';
-import { fetchClient, type UpstreamClient, undiciClient } from './upstream-client.ts';
+import { fetchClient, type UpstreamClient, type UpstreamReply, undiciClient } from './upstream-client.ts';
 
 type Seen = { method: string; url: string; headers: IncomingMessage['headers']; body: string };
 
@@ -134,5 +134,142 @@ describe.each(clients)('upstream client (%s)', (_name, client) => {
     const ctl = new AbortController();
     ctl.abort();
     await expect(client.send(req('/json'), ctl.signal)).rejects.toBeTruthy();
+  });
+});
+
+describe('WebSocket transport (wsSend)', () => {
+  type Peer = { path: string; received: string[]; closed: boolean };
+  let http: Server;
+  let wsBase = '';
+  const peers: Peer[] = [];
+  let wss: import('ws').WebSocketServer;
+
+  beforeAll(async () => {
+    const { WebSocketServer } = await import('ws');
+    http = createServer((req, res) => {
+      // What the probe of a refused handshake reads: the same refusal over plain HTTP.
+      if (req.url?.startsWith('/refuse'))
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"message":"HMAC signature does not match"}');
+      else res.writeHead(426).end('upgrade required');
+    });
+    wss = new WebSocketServer({ noServer: true });
+    http.on('upgrade', (req, socket, head) => {
+      if (req.url?.startsWith('/refuse') || req.url?.startsWith('/broken')) {
+        socket.end(
+          'HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: 43\r\n\r\n{"message":"HMAC signature does not match"}',
+        );
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const peer: Peer = { path: req.url!, received: [], closed: false };
+        peers.push(peer);
+        ws.on('close', () => {
+          peer.closed = true;
+        });
+        ws.on('message', (data) => {
+          peer.received.push(String(data));
+          if (req.url === '/whole') {
+            ws.send('{"n":1}');
+            ws.send(Buffer.from('{"n":2}'), { binary: true });
+            setTimeout(() => ws.close(1000), 20);
+          } else if (req.url === '/cut') {
+            ws.send('{"n":1}');
+            // Gone without a close frame, mid-answer.
+            setTimeout(() => ws.terminate(), 20);
+          } else if (req.url === '/open') {
+            ws.send('{"n":1}');
+          }
+        });
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    wsBase = `ws://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    http.closeAllConnections();
+    http.close();
+  });
+
+  const wsReq = (path: string): UpstreamRequest => ({
+    url: `${wsBase}${path}`,
+    method: 'GET',
+    headers: new Headers(),
+    body: '{"hello":"upstream"}',
+    transport: 'ws',
+  });
+
+  const readAll = async (chunks: ReturnType<UpstreamReply['chunks']>) => {
+    const out: string[] = [];
+    for (let r = await chunks!.read(); !r.done; r = await chunks!.read())
+      out.push(new TextDecoder().decode(r.value));
+    return out;
+  };
+
+  describe.each(clients)('through the %s client', (_name, client) => {
+    it('sends the body as one message; the reply is every message newline-delimited until the close', async () => {
+      peers.length = 0;
+      const res = await client.send(wsReq('/whole'), AbortSignal.timeout(5000));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('{"n":1}\n{"n":2}\n');
+      expect(peers[0]!.received).toEqual(['{"hello":"upstream"}']);
+    });
+
+    it('streams message by message', async () => {
+      const res = await client.send(wsReq('/whole'), AbortSignal.timeout(5000));
+      expect(await readAll(res.chunks())).toEqual(['{"n":1}\n', '{"n":2}\n']);
+    });
+
+    it('a socket dropped mid-answer ends the reply with what came (the adaptor judges it)', async () => {
+      const res = await client.send(wsReq('/cut'), AbortSignal.timeout(5000));
+      expect(await readAll(res.chunks())).toEqual(['{"n":1}\n']);
+      const whole = await client.send(wsReq('/cut'), AbortSignal.timeout(5000));
+      expect(await whole.text()).toBe('{"n":1}\n');
+    });
+
+    it('cancelling a stream closes the socket and ends a pending read', async () => {
+      peers.length = 0;
+      const res = await client.send(wsReq('/open'), AbortSignal.timeout(5000));
+      const chunks = res.chunks()!;
+      expect(new TextDecoder().decode((await chunks.read()).value)).toBe('{"n":1}\n');
+      const pending = chunks.read();
+      await chunks.cancel();
+      expect((await pending).done).toBe(true);
+      await expect.poll(() => peers[0]?.closed).toBe(true);
+    });
+
+    it('a refused handshake becomes the upstream’s HTTP refusal (status and body), read by a probe', async () => {
+      const res = await client.send(wsReq('/refuse?authorization=x'), AbortSignal.timeout(5000));
+      expect(res.status).toBe(401);
+      expect(await res.text()).toBe('{"message":"HMAC signature does not match"}');
+      expect(res.chunks()).toBeNull();
+    });
+
+    it('a refused handshake whose probe shows no refusal, or no server at all, rejects as unreachable', async () => {
+      await expect(client.send(wsReq('/broken'), AbortSignal.timeout(5000))).rejects.toThrow(
+        'could not be opened',
+      );
+      const closedPort = createServer();
+      await new Promise<void>((r) => closedPort.listen(0, '127.0.0.1', r));
+      const port = (closedPort.address() as AddressInfo).port;
+      await new Promise<void>((r) => closedPort.close(() => r()));
+      await expect(
+        client.send({ ...wsReq('/x'), url: `ws://127.0.0.1:${port}/x` }, AbortSignal.timeout(5000)),
+      ).rejects.toThrow('could not be opened');
+    });
+
+    it('an aborted signal rejects before and while opening', async () => {
+      const ctl = new AbortController();
+      ctl.abort(new Error('client gone'));
+      await expect(client.send(wsReq('/whole'), ctl.signal)).rejects.toThrow('client gone');
+      const late = new AbortController();
+      const p = client.send(wsReq('/whole'), late.signal);
+      late.abort(new Error('client gone'));
+      await expect(p).rejects.toThrow('client gone');
+    });
   });
 });

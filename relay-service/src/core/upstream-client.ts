@@ -32,7 +32,7 @@ export type UpstreamClient = {
 export function fetchClient(f: typeof fetch): UpstreamClient {
   return {
     async send(req, signal) {
-      if (req.transport === 'ws') return wsSend(req, signal);
+      if (req.transport === 'ws') return wsSend(req, signal, f);
       const res = await f(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
       return {
         status: res.status,
@@ -199,10 +199,21 @@ function webChunks(body: ReadableStream<Uint8Array>): UpstreamChunks {
 /**
  * The WebSocket transport (UpstreamRequest.transport 'ws', e.g. Xunfei Spark): the runtime's WebSocket client
  * (Node 22 and Deno both have one). Resolves once the socket is open, after sending `body` as one text message;
- * the reply is every message the upstream sends, each followed by '\n', until it closes. A socket that fails to
- * open rejects like an unreachable HTTP upstream; one that errors later ends the reply with an error.
+ * the reply is every message the upstream sends, each followed by '\n', until it closes. A socket that fails or
+ * closes after opening ends the reply there: the adaptor judges whether what came is whole (Spark's last frame
+ * says so), and a stream's conversion tells the client.
+ *
+ * The WebSocket API hides why a handshake was refused, so a socket that fails to open is asked once more over
+ * plain HTTP(S) (`probe`, a GET of the same URL): an upstream that refuses the handshake for its credentials
+ * refuses that GET alike (Spark: 401 `{"message":"HMAC signature does not match"}`, 403 for a stale date), and
+ * that status and body become the reply, so the adaptor's parseError, key invalidation and auto-disable see the
+ * real refusal. When the probe gets no such refusal (401, 403, 429) or no answer, the upstream is unreachable.
  */
-export function wsSend(req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamReply> {
+export function wsSend(
+  req: UpstreamRequest,
+  signal: AbortSignal,
+  probe: typeof fetch = fetch,
+): Promise<UpstreamReply> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason ?? new Error('aborted'));
@@ -250,13 +261,23 @@ export function wsSend(req: UpstreamRequest, signal: AbortSignal): Promise<Upstr
       queue.push(encoder.encode(`${text}\n`));
       notify();
     });
+    let refused = false;
     ws.addEventListener('error', () => {
       if (!opened) {
+        if (refused) return;
+        refused = true;
         signal.removeEventListener('abort', onAbort);
-        reject(new Error('the WebSocket upstream could not be opened'));
+        if (signal.aborted) {
+          reject(failure ?? signal.reason ?? new Error('aborted'));
+          return;
+        }
+        probeRefusal(req.url, signal, probe).then(
+          (reply) =>
+            reply ? resolve(reply) : reject(new Error('the WebSocket upstream could not be opened')),
+          () => reject(new Error('the WebSocket upstream could not be opened')),
+        );
         return;
       }
-      failure ??= new Error('the WebSocket upstream failed');
       ended = true;
       notify();
     });
@@ -312,4 +333,28 @@ export function wsSend(req: UpstreamRequest, signal: AbortSignal): Promise<Upstr
       };
     }
   });
+}
+
+/** Refusals a probe reports: credentials (401), a forbidden call (403, Spark's stale date), limits (429). */
+const REFUSALS = new Set([401, 403, 429]);
+
+/** The refusal behind a failed WebSocket handshake, read over HTTP(S); null when there was none to read. */
+async function probeRefusal(
+  url: string,
+  signal: AbortSignal,
+  probe: typeof fetch,
+): Promise<UpstreamReply | null> {
+  const u = new URL(url);
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return null;
+  u.protocol = u.protocol === 'ws:' ? 'http:' : 'https:';
+  const res = await probe(u.toString(), { method: 'GET', signal });
+  const body = new Uint8Array(await res.arrayBuffer());
+  if (!REFUSALS.has(res.status)) return null;
+  return {
+    status: res.status,
+    headers: res.headers,
+    bytes: async () => body,
+    text: async () => decoder.decode(body),
+    chunks: () => null,
+  };
 }

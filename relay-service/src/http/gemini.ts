@@ -70,8 +70,9 @@ export function geminiError(
 
 const MODEL_ACTION = /^\/(v1beta|v1)\/models\/([^/]+):([A-Za-z]+)$/;
 
+/** Gemini's own paths; `/v1beta/openai/*` is its OpenAI-compatible API, served by the OpenAI front. */
 export const isGeminiPath = (pathname: string) =>
-  pathname.startsWith('/v1beta/') || MODEL_ACTION.test(pathname);
+  (pathname.startsWith('/v1beta/') && !pathname.startsWith('/v1beta/openai/')) || MODEL_ACTION.test(pathname);
 
 /** A Gemini client: Google's key header or SDK header, or the key in the query without a Bearer token. */
 const isGeminiClient = (c: Context) =>
@@ -175,6 +176,38 @@ export function createGeminiFront(services: RelayServices): ApiFront {
     return c.json({ totalTokens: await countPromptTokens('chat', chat, model) });
   }
 
+  /**
+   * `:embedContent` (`{content, taskType?, title?, outputDimensionality?}`) and `:batchEmbedContents`
+   * (`{requests: [...]}`): natively on Gemini channels, through the embeddings bridge on OpenAI ones; billed by
+   * the input tokens (Gemini reports none, so they are counted here; an OpenAI upstream's usage is used).
+   */
+  async function embed(c: Context, model: string, batch: boolean): Promise<Response> {
+    const b = await body(c);
+    const hasContent = (r: unknown): boolean => {
+      const content = r && typeof r === 'object' ? (r as Obj).content : null;
+      return !!content && typeof content === 'object' && Array.isArray((content as Obj).parts);
+    };
+    if (batch) {
+      if (!Array.isArray(b.requests) || b.requests.length === 0)
+        throw invalid('* BatchEmbedContentsRequest.requests: requests is empty');
+      if (!b.requests.every(hasContent))
+        throw invalid('* BatchEmbedContentsRequest.requests[].content: content is not specified');
+    } else if (!hasContent(b)) throw invalid('* EmbedContentRequest.content: content is not specified');
+    const caller = await authenticate(c, model);
+    const result = await services.core.relay({
+      endpoint: 'embed',
+      model,
+      stream: false,
+      // A single call's body never reads as a batch (the adaptor and the bridge tell them apart by `requests`).
+      body: batch ? b : Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'requests')),
+      caller,
+      clientHeaders: c.req.raw.headers,
+      clientIp: clientIp(c, services.clientIp),
+      signal: c.req.raw.signal,
+    });
+    return new Response(result.body, { status: result.status, headers: result.headers });
+  }
+
   async function action(c: Context): Promise<Response> {
     try {
       const m = MODEL_ACTION.exec(new URL(c.req.url).pathname);
@@ -193,6 +226,10 @@ export function createGeminiFront(services: RelayServices): ApiFront {
           return await generate(c, model, true);
         case 'countTokens':
           return await countTokens(c, model);
+        case 'embedContent':
+          return await embed(c, model, false);
+        case 'batchEmbedContents':
+          return await embed(c, model, true);
       }
       throw new RelayError({
         status: 501,

@@ -57,6 +57,9 @@ const ROUTES: Route[] = [
   { path: '/v1/responses', endpoint: 'responses' },
 ];
 
+/** Gemini's OpenAI-compatible prefix (https://ai.google.dev/gemini-api/docs/openai) for an OpenAI `/v1/...` path. */
+export const geminiOpenAiPath = (v1Path: string): string => v1Path.replace(/^\/v1\//, '/v1beta/openai/');
+
 const NOT_IMPLEMENTED = ['/v1/images/variations', '/v1/files', '/v1/fine-tunes', '/v1/fine_tuning'];
 
 export function openAiError(err: {
@@ -178,7 +181,11 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
     owns: () => true,
     error: (e) => openAiError(e),
     mount(app: Hono) {
-      for (const route of ROUTES) app.post(route.path, (c) => handle(c, route));
+      for (const route of ROUTES) {
+        app.post(route.path, (c) => handle(c, route));
+        // Gemini's OpenAI-compatible API (a client with baseURL <relay>/v1beta/openai/): the same endpoints.
+        app.post(geminiOpenAiPath(route.path), (c) => handle(c, route));
+      }
       app.post('/v1/engines/:model/embeddings', (c) =>
         handle(c, { path: '', endpoint: 'embeddings' }, c.req.param('model')),
       );
@@ -209,7 +216,7 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
         }),
       );
 
-      app.get('/v1/models', async (c) => {
+      const listModels = async (c: Context) => {
         try {
           const caller = await authenticate(c, null);
           return c.json({ object: 'list', data: modelsFor(caller).map(modelObject) });
@@ -217,11 +224,11 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
           if (err instanceof RelayError) return openAiError(err);
           throw err;
         }
-      });
-      app.get('/v1/models/:model', async (c) => {
+      };
+      const getModel = async (c: Context) => {
         try {
           const caller = await authenticate(c, null);
-          const id = c.req.param('model');
+          const id = c.req.param('model') ?? '';
           if (!modelsFor(caller).includes(id))
             return openAiError({
               status: 404,
@@ -236,7 +243,11 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
           if (err instanceof RelayError) return openAiError(err);
           throw err;
         }
-      });
+      };
+      app.get('/v1/models', listModels);
+      app.get('/v1/models/:model', getModel);
+      app.get(geminiOpenAiPath('/v1/models'), listModels);
+      app.get(geminiOpenAiPath('/v1/models/:model'), getModel);
 
       // OpenAI's legacy balance endpoints, with new-api's meaning: the subscription's hard limit is what was
       // granted (remaining + used) and usage is what was used, so a client's "hard limit − usage" is the balance.

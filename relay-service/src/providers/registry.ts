@@ -15,6 +15,7 @@ import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
 import { vertexAdaptor } from './vertex/adaptor.ts';
+import { xunfeiAdaptor } from './xunfei/adaptor.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
@@ -30,6 +31,7 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   aliAdaptor,
   awsAdaptor,
   vertexAdaptor,
+  xunfeiAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();

@@ -25,7 +25,12 @@ export type Endpoint =
   /** Anthropic Messages (inbound Claude format: /v1/messages). */
   | 'messages'
   /** Gemini generateContent / streamGenerateContent (inbound Gemini format: /v1beta/models/{model}:...). */
-  | 'generate';
+  | 'generate'
+  /**
+   * Gemini embedContent (body `{content, ...}`) / batchEmbedContents (body `{requests: [...]}`), inbound Gemini
+   * format; bridged to 'embeddings' on channels without it.
+   */
+  | 'embed';
 
 /** The channel columns an adaptor may use (secrets included: adaptors run server-side only). */
 export type ChannelConfig = {

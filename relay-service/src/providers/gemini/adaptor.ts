@@ -1,11 +1,11 @@
 /**
  * Google Gemini (channel type 24): OpenAI chat requests converted to `generateContent` /
  * `streamGenerateContent?alt=sse` and back, OpenAI embeddings via `:batchEmbedContents`, and Gemini-format calls
- * (endpoint 'generate') passed through natively (native.ts). The key goes in `x-goog-api-key`; the API version
+ * (endpoint 'generate') and Gemini-format embeddings (endpoint 'embed') passed through natively (native.ts, embeddings.ts). The key goes in `x-goog-api-key`; the API version
  * per model comes from gemini.version_settings (default v1beta).
  */
 import type { ChannelConfig, Endpoint, RelayInput, SyncProviderAdaptor, UpstreamRequest } from '../types.ts';
-import { buildEmbedBody, parseEmbedResponse } from './embeddings.ts';
+import { buildEmbedBody, nativeEmbed, parseEmbedResponse, parseNativeEmbed } from './embeddings.ts';
 import { nativeBody, nativeStream, parseNativeResponse } from './native.ts';
 import {
   buildGeminiBody,
@@ -18,7 +18,7 @@ import { parseGeminiError, parseGeminiResponse } from './response.ts';
 import { geminiStreamConversion } from './stream.ts';
 
 export const GEMINI_CHANNEL_TYPE = 24;
-const SUPPORTED: ReadonlySet<Endpoint> = new Set(['chat', 'generate', 'embeddings']);
+const SUPPORTED: ReadonlySet<Endpoint> = new Set(['chat', 'generate', 'embeddings', 'embed']);
 
 type Obj = Record<string, unknown>;
 
@@ -56,6 +56,16 @@ export function createGeminiAdaptor(now: () => number = Date.now): SyncProviderA
     supports: (endpoint) => SUPPORTED.has(endpoint),
     buildRequest(channel, input): UpstreamRequest {
       if (input.endpoint === 'embeddings') return embedRequest(channel, input);
+      if (input.endpoint === 'embed') {
+        const model = input.upstreamModel;
+        const native = nativeEmbed(model, input.body as Obj, channel.paramOverride);
+        return {
+          url: `${geminiBase(channel.baseUrl)}/${geminiVersion(input.settings, model)}/models/${encodeURIComponent(model)}:${native.method}`,
+          method: 'POST',
+          headers: headers(channel.key, false),
+          body: native.body,
+        };
+      }
       if (input.endpoint === 'generate') {
         const model = input.upstreamModel;
         return {
@@ -70,9 +80,11 @@ export function createGeminiAdaptor(now: () => number = Date.now): SyncProviderA
     parseResponse: (input, res) =>
       input.endpoint === 'generate'
         ? parseNativeResponse(res.body)
-        : input.endpoint === 'embeddings'
-          ? parseEmbedResponse(input, res.body)
-          : parseGeminiResponse(input, res.body, now),
+        : input.endpoint === 'embed'
+          ? parseNativeEmbed(res.body)
+          : input.endpoint === 'embeddings'
+            ? parseEmbedResponse(input, res.body)
+            : parseGeminiResponse(input, res.body, now),
     streamConversion: (input) =>
       input.endpoint === 'generate' ? nativeStream() : geminiStreamConversion(input, now),
     parseError: parseGeminiError,

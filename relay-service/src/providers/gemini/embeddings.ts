@@ -54,3 +54,31 @@ export function parseEmbedResponse(input: RelayInput, body: Uint8Array): ParsedR
     completionText: '',
   };
 }
+
+/**
+ * Gemini-format embeddings on a Gemini channel (endpoint 'embed'): `:embedContent` or `:batchEmbedContents` as the
+ * client called it (a body with `requests` is a batch), passed through with param_override merged and each
+ * request's `model` set to the upstream model (Google refuses a batch whose requests name another model than the
+ * URL). The answer passes through; Gemini reports no usage, so core counts the input.
+ */
+export function nativeEmbed(model: string, body: Obj, paramOverride: Obj): { method: string; body: string } {
+  const name = `models/${model}`;
+  const b: Obj = { ...body, ...paramOverride };
+  if (Array.isArray(b.requests)) {
+    // Not a field of BatchEmbedContentsRequest: the model travels in the URL and in each request.
+    delete b.model;
+    b.requests = b.requests.map((r) => (isObject(r) ? { ...r, model: name } : r));
+    return { method: 'batchEmbedContents', body: JSON.stringify(b) };
+  }
+  b.model = name;
+  return { method: 'embedContent', body: JSON.stringify(b) };
+}
+
+export function parseNativeEmbed(body: Uint8Array): ParsedResponse {
+  return {
+    body: body as Uint8Array<ArrayBuffer>,
+    contentType: 'application/json',
+    usage: null,
+    completionText: '',
+  };
+}

@@ -42,6 +42,8 @@ export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = {
   // Not an OpenAI endpoint: Claude-format calls reach OpenAI channels through the chat bridge.
   messages: '/chat/completions',
   generate: '/chat/completions',
+  // Gemini-format embeddings reach OpenAI channels through the embeddings bridge.
+  embed: '/embeddings',
 };
 
 export function channelBase(channel: ChannelConfig): string {
