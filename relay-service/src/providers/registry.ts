@@ -3,15 +3,21 @@
  */
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { baiduAdaptor } from './baidu/adaptor.ts';
 import { geminiAdaptor } from './gemini/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
+import { tencentAdaptor } from './tencent/adaptor.ts';
 import type { ProviderAdaptor } from './types.ts';
+import { zhipuAdaptor } from './zhipu/adaptor.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
   azureAdaptor,
   anthropicAdaptor,
   geminiAdaptor,
+  baiduAdaptor,
+  zhipuAdaptor,
+  tencentAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
