@@ -120,7 +120,7 @@ describe('baidu adaptor: chat request', () => {
                 },
               ],
             },
-            { role: 'tool', tool_call_id: 'c1', name: 'get_weather', content: '{"temp":18}' },
+            { role: 'tool', tool_call_id: 'c1', content: '{"temp":18}' },
           ],
           tools: [
             {

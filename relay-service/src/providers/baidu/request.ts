@@ -84,6 +84,8 @@ export function buildBaiduChatBody(input: RelayInput): Obj {
   const body = input.body instanceof FormData ? {} : input.body;
   const system: string[] = [];
   const messages: Obj[] = [];
+  // Tool results name the function they answer; OpenAI's carry only the call id.
+  const callNames = new Map<string, string>();
   for (const m of chatMessages(input)) {
     const role = typeof m.role === 'string' ? m.role : 'user';
     const text = messageText(m.content);
@@ -93,10 +95,14 @@ export function buildBaiduChatBody(input: RelayInput): Obj {
     }
     // A tool result goes back as Wenxin's `function` role, named after the function it answers.
     if (role === 'tool') {
-      messages.push({ role: 'function', name: typeof m.name === 'string' ? m.name : '', content: text });
+      const name = typeof m.name === 'string' ? m.name : (callNames.get(String(m.tool_call_id)) ?? '');
+      messages.push({ role: 'function', name, content: text });
       continue;
     }
     const out: Obj = { role, content: text };
+    for (const c of Array.isArray(m.tool_calls) ? m.tool_calls : [])
+      if (isObject(c) && isObject(c.function) && typeof c.function.name === 'string')
+        callNames.set(String(c.id), c.function.name);
     const call = Array.isArray(m.tool_calls) && isObject(m.tool_calls[0]) ? m.tool_calls[0] : null;
     if (role === 'assistant' && call && isObject(call.function))
       out.function_call = { name: call.function.name, arguments: call.function.arguments };

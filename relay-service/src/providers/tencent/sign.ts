@@ -14,7 +14,7 @@ import { createHash, createHmac } from 'node:crypto';
 export const TC3_ALGORITHM = 'TC3-HMAC-SHA256';
 
 const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
-const hmac = (key: string | Buffer, s: string): Buffer =>
+const hmac = (key: string | Uint8Array, s: string): Uint8Array =>
   createHmac('sha256', key).update(s, 'utf8').digest();
 
 /** UTC date (YYYY-MM-DD) of a timestamp in seconds. */

@@ -50,7 +50,7 @@ const unit = (v: unknown): number | undefined =>
 export function buildZhipuChatBody(input: RelayInput): Obj {
   const body = input.body instanceof FormData ? {} : input.body;
   const prompt = chatMessages(input).map((m) => ({
-    role: typeof m.role === 'string' ? m.role : 'user',
+    role: m.role === 'developer' ? 'system' : typeof m.role === 'string' ? m.role : 'user',
     content: messageText(m.content),
   }));
   const out: Obj = { prompt };
