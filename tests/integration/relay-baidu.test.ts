@@ -41,12 +41,19 @@ beforeAll(async () => {
     key: 'no-pipe-in-this-key',
     models: ['ERNIE-Tiny-8K'],
   });
+  await seedChannel(stack, {
+    type: 15,
+    baseUrl: fake.url,
+    key: 'ak-relay|sk-wrong',
+    models: ['ERNIE-Lite-8K'],
+  });
   await setOptions(stack, {
     ModelRatio: JSON.stringify({
       'ERNIE-4.0-8K': 2,
       'ERNIE-Speed-8K': 0.5,
       'Embedding-V1': 0.25,
       'ERNIE-Tiny-8K': 1,
+      'ERNIE-Lite-8K': 1,
     }),
     CompletionRatio: JSON.stringify({ 'ERNIE-4.0-8K': 3, 'ERNIE-Speed-8K': 2 }),
   });
@@ -185,6 +192,16 @@ describe('openai SDK → relay → Baidu Wenxin', () => {
       message: expect.stringContaining('the content of message is too long'),
       code: '336003',
     });
+  });
+
+  it('a key pair Baidu does not know: the exchange is refused (invalid_client), the client gets a 401', async () => {
+    const err = await client.chat.completions
+      .create({ model: 'ERNIE-Lite-8K', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e as APIError);
+    expect(err).toBeInstanceOf(APIError);
+    expect((err as APIError).status).toBe(401);
+    expect(JSON.stringify((err as APIError).error)).not.toContain('sk-wrong');
+    expect(fake.requests.map((r) => r.path)).toEqual(['/oauth/2.0/token']);
   });
 
   it('a key without "|" is a clear channel error, the key never shown', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RelayError } from '../../core/errors.ts';
 import { channel, fixture, fixtureText, relayInput, runStream, splitAt } from '../testing.ts';
 import { UpstreamFailure } from '../types.ts';
 import { createBaiduAdaptor } from './adaptor.ts';
@@ -42,9 +43,19 @@ describe('baidu adaptor: the access token exchange', () => {
   });
 
   it('a reply without a token fails as an authentication error naming Baidu’s reason', () => {
-    expect(() =>
-      adaptor.credential!.parse({ status: 200, bodyText: fixtureText(base, 'token-error.json') }, NOW),
-    ).toThrow(/invalid_client: unknown client id/);
+    let err: unknown;
+    try {
+      adaptor.credential!.parse({ status: 200, bodyText: fixtureText(base, 'token-error.json') }, NOW);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RelayError);
+    expect(err).toMatchObject({
+      status: 401,
+      type: 'authentication_error',
+      code: 'invalid_client',
+      message: 'the upstream refused the channel credential: invalid_client: unknown client id',
+    });
   });
 
   it('a key without "|" is refused with a clear message and never leaks the key', () => {

@@ -4,6 +4,7 @@
  * an UpstreamFailure (110/111, the access token is invalid or expired, as 401 so core drops the cached token).
  * The OAuth exchange answers `{access_token, expires_in}` or `{error, error_description}`.
  */
+import { RelayError } from '../../core/errors.ts';
 import { type Usage, usage } from '../../core/usage.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { encodeEmbedding, openAIUsage, parseJson, tokens, wantsBase64 } from '../plain-chat.ts';
@@ -143,9 +144,10 @@ export function parseBaiduToken(res: { status: number; bodyText: string }, nowMs
   const token = str(obj.access_token);
   if (!token) {
     const why = str(obj.error) ? `${str(obj.error)}: ${str(obj.error_description)}` : 'no access_token';
-    throw new UpstreamFailure({
+    // A RelayError, like core's own for a refused exchange: the channel is skipped with this reason.
+    throw new RelayError({
       status: 401,
-      message: `Baidu refused the key: ${why}`,
+      message: `the upstream refused the channel credential: ${why}`,
       type: 'authentication_error',
       code: str(obj.error) || null,
     });
