@@ -164,6 +164,24 @@ describe('openai SDK → relay → Tencent Hunyuan', () => {
     expect(fake.requests.at(-1)?.secretId).toBe('AKIDrelay');
   });
 
+  it('a refused stream (Response.Error instead of SSE) ends in an error the SDK throws, and is not billed', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'hunyuan-standard',
+      messages: [{ role: 'user', content: 'stream to a wrong secret' }],
+      stream: true,
+    });
+    const err = await (async () => {
+      for await (const _ of stream) {
+        // the refusal arrives as the stream's error event
+      }
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIError);
+    expect((err as APIError).message).toContain('The provided credentials could not be validated');
+    const log = await lastLog('hunyuan-standard');
+    expect(Number(log.quota)).toBe(0);
+    expect(Number(log.prompt_tokens)).toBe(0);
+  });
+
   it('a key that is not AppId|SecretId|SecretKey is a clear channel error, the upstream never called', async () => {
     const err = await client.chat.completions
       .create({ model: 'hunyuan-turbo', messages: [{ role: 'user', content: 'x' }] })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../core/errors.ts';
+import { ZERO_USAGE } from '../../core/usage.ts';
 import { channel, fixture, fixtureText, relayInput, runStream, splitAt } from '../testing.ts';
 import { UpstreamFailure } from '../types.ts';
 import { createBaiduAdaptor } from './adaptor.ts';
@@ -345,6 +346,7 @@ describe('baidu adaptor: stream', () => {
       },
       '[DONE]',
     ]);
-    expect(failed.tally).toEqual({ usage: null, completionText: '', sawFirstToken: false });
+    // Nothing generated: zero usage, so core bills nothing (null would count the prompt locally).
+    expect(failed.tally).toEqual({ usage: ZERO_USAGE, completionText: '', sawFirstToken: false });
   });
 });

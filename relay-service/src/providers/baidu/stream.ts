@@ -5,7 +5,7 @@
  * error arrives instead of the stream as a plain JSON body `{error_code, error_msg}` with status 200: it becomes
  * an OpenAI error event. The usage chunk goes out only when the client asked for it; `[DONE]` ends the stream.
  */
-import type { Usage } from '../../core/usage.ts';
+import { type Usage, ZERO_USAGE } from '../../core/usage.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
@@ -25,6 +25,7 @@ export function baiduStreamConversion(input: RelayInput, now: () => number = Dat
   let lastUsage: Usage | null = null;
   let sawFirstToken = false;
   let sawEvent = false;
+  let refused = false;
   let started = false;
   let finished = false;
   let done = false;
@@ -43,6 +44,7 @@ export function baiduStreamConversion(input: RelayInput, now: () => number = Dat
   function onFrame(res: Obj, out: FrameSink): void {
     const failure = baiduFailure(res);
     if (failure) {
+      refused = true;
       out.enqueue(streamErrorFrame(failure.message, failure.type, failure.code));
       return;
     }
@@ -90,6 +92,7 @@ export function baiduStreamConversion(input: RelayInput, now: () => number = Dat
       if (done) return;
       done = true;
       if (!sawEvent) {
+        refused = true;
         // Not a stream at all: Wenxin's error body (or something unreadable).
         const failure = baiduFailure(parseJson(raw + rawText.decode()));
         out.enqueue(
@@ -115,6 +118,12 @@ export function baiduStreamConversion(input: RelayInput, now: () => number = Dat
 
   return {
     transformer,
-    tally: () => ({ usage: lastUsage, completionText: text.join(''), sawFirstToken }),
+    // Refused before any text (an error body instead of a stream, or an error event first): nothing was
+    // generated and the upstream bills nothing, so neither does the relay (null would count the prompt locally).
+    tally: () => ({
+      usage: lastUsage ?? (refused && !sawFirstToken ? ZERO_USAGE : null),
+      completionText: text.join(''),
+      sawFirstToken,
+    }),
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../core/errors.ts';
+import { ZERO_USAGE } from '../../core/usage.ts';
 import { channel, fixture, relayInput, runStream, splitAt } from '../testing.ts';
 import { UpstreamFailure } from '../types.ts';
 import { createTencentAdaptor } from './adaptor.ts';
@@ -184,6 +185,6 @@ describe('tencent adaptor: stream', () => {
       },
       '[DONE]',
     ]);
-    expect(tally.usage).toBeNull();
+    expect(tally.usage).toEqual(ZERO_USAGE);
   });
 });

@@ -4,7 +4,7 @@
  * "sensitive"), Usage is cumulative (the last one counts). A failure before the stream comes as a plain JSON
  * body `{Response: {Error}}` and becomes an OpenAI error event; so does an `Error` inside a frame.
  */
-import type { Usage } from '../../core/usage.ts';
+import { type Usage, ZERO_USAGE } from '../../core/usage.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
@@ -23,6 +23,7 @@ export function hunyuanStreamConversion(input: RelayInput, now: () => number = D
   let lastUsage: Usage | null = null;
   let sawFirstToken = false;
   let sawEvent = false;
+  let refused = false;
   let started = false;
   let finished = false;
   let done = false;
@@ -41,6 +42,7 @@ export function hunyuanStreamConversion(input: RelayInput, now: () => number = D
   function onFrame(frame: Obj, out: FrameSink): void {
     const failure = hunyuanFailure({ Response: frame });
     if (failure) {
+      refused = true;
       out.enqueue(streamErrorFrame(failure.message, failure.type, failure.code));
       return;
     }
@@ -85,6 +87,7 @@ export function hunyuanStreamConversion(input: RelayInput, now: () => number = D
       if (done) return;
       done = true;
       if (!sawEvent) {
+        refused = true;
         const failure = hunyuanFailure(parseJson(raw + rawText.decode()));
         out.enqueue(
           failure
@@ -109,6 +112,12 @@ export function hunyuanStreamConversion(input: RelayInput, now: () => number = D
 
   return {
     transformer,
-    tally: () => ({ usage: lastUsage, completionText: text.join(''), sawFirstToken }),
+    // Refused before any text (an error body instead of a stream, or an error event first): nothing was
+    // generated and the upstream bills nothing, so neither does the relay (null would count the prompt locally).
+    tally: () => ({
+      usage: lastUsage ?? (refused && !sawFirstToken ? ZERO_USAGE : null),
+      completionText: text.join(''),
+      sawFirstToken,
+    }),
   };
 }

@@ -1,6 +1,7 @@
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../core/errors.ts';
+import { ZERO_USAGE } from '../../core/usage.ts';
 import { channel, fixture, relayInput, runStream, splitAt } from '../testing.ts';
 import type { UpstreamFailure } from '../types.ts';
 import { createZhipuAdaptor } from './adaptor.ts';
@@ -233,5 +234,6 @@ describe('zhipu adaptor: stream', () => {
       },
       '[DONE]',
     ]);
+    expect(refused.tally.usage).toEqual(ZERO_USAGE);
   });
 });

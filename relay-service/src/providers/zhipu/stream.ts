@@ -6,7 +6,7 @@
  * `data:`. The standard SSE decoder drops unknown fields, so `meta` needs this small decoder of its own.
  * A refusal before the stream (`{code, msg, success: false}` as a plain JSON body) becomes an OpenAI error event.
  */
-import type { Usage } from '../../core/usage.ts';
+import { type Usage, ZERO_USAGE } from '../../core/usage.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
@@ -93,6 +93,7 @@ export function zhipuStreamConversion(input: RelayInput, now: () => number = Dat
   let lastUsage: Usage | null = null;
   let sawFirstToken = false;
   let sawEvent = false;
+  let refused = false;
   let started = false;
   let finished = false;
   let done = false;
@@ -149,6 +150,7 @@ export function zhipuStreamConversion(input: RelayInput, now: () => number = Dat
       return;
     }
     if (ev.event === 'error') {
+      refused = true;
       out.enqueue(streamErrorFrame(ev.data || 'Zhipu stream error', 'upstream_error', null));
       finished = true;
     }
@@ -178,6 +180,7 @@ export function zhipuStreamConversion(input: RelayInput, now: () => number = Dat
           type: 'upstream_error',
           code: null,
         };
+        refused = true;
         out.enqueue(streamErrorFrame(failure.message, failure.type, failure.code));
         out.enqueue(DONE_FRAME);
         return;
@@ -201,6 +204,12 @@ export function zhipuStreamConversion(input: RelayInput, now: () => number = Dat
 
   return {
     transformer,
-    tally: () => ({ usage: lastUsage, completionText: text.join(''), sawFirstToken }),
+    // Refused before any text (an error body instead of a stream, or an error event first): nothing was
+    // generated and the upstream bills nothing, so neither does the relay (null would count the prompt locally).
+    tally: () => ({
+      usage: lastUsage ?? (refused && !sawFirstToken ? ZERO_USAGE : null),
+      completionText: text.join(''),
+      sawFirstToken,
+    }),
   };
 }
