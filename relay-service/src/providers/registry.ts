@@ -6,6 +6,7 @@ import { aliAdaptor } from './ali/adaptor.ts';
 import { anthropicAdaptor } from './anthropic/adaptor.ts';
 import { awsAdaptor } from './aws/adaptor.ts';
 import { azureAdaptor } from './azure/adaptor.ts';
+import { baiduAdaptor } from './baidu/adaptor.ts';
 import { cloudflareAdaptor } from './cloudflare/adaptor.ts';
 import { cohereAdaptor } from './cohere/adaptor.ts';
 import { difyAdaptor } from './dify/adaptor.ts';
@@ -13,9 +14,11 @@ import { geminiAdaptor } from './gemini/adaptor.ts';
 import { mokaaiAdaptor } from './mokaai/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
-import type { ProviderAdaptor } from './types.ts';
+import { tencentAdaptor } from './tencent/adaptor.ts';
 import { vertexAdaptor } from './vertex/adaptor.ts';
 import { xunfeiAdaptor } from './xunfei/adaptor.ts';
+import { zhipuAdaptor } from './zhipu/adaptor.ts';
+import type { ProviderAdaptor } from './types.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,
@@ -32,6 +35,9 @@ export const ADAPTORS: readonly ProviderAdaptor[] = [
   awsAdaptor,
   vertexAdaptor,
   xunfeiAdaptor,
+  baiduAdaptor,
+  zhipuAdaptor,
+  tencentAdaptor,
 ];
 
 const byType = new Map<number, ProviderAdaptor>();
