@@ -205,6 +205,11 @@ describe('/v1/realtime through the relay', () => {
     expect(unpriced.body.error?.code).toBe('model_price_not_set');
     const noModel = await refusedHandshake(wsBase, { headers: { authorization: `Bearer ${key}` } });
     expect(noModel.status).toBe(400);
+    const plain = await fetch(`${stack.relays[0]!.httpUrl}/v1/realtime?model=${MODEL}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(plain.status).toBe(426);
+    expect(((await plain.json()) as { error: { code: string } }).error.code).toBe('websocket_required');
     // Nothing reached the upstream.
     expect(fake.connections).toHaveLength(0);
   });
@@ -287,5 +292,53 @@ describe('/v1/realtime through the relay', () => {
     const rows = await logsOf(user.id);
     // (10 + 2·4 + 20·20 + 30·20·2)·2.5
     expect(rows.map((r) => r.quota)).toEqual([(10 + 8 + 400 + 1200) * 2.5]);
+  });
+
+  it('a stopping relay cancels open responses, bills what they report, then closes the session', async () => {
+    const relay = await stack.addRelay();
+    const { user, key } = await account();
+    const c = await openRealtime(`${relay.httpUrl.replace('http', 'ws')}/v1/realtime?model=${MODEL}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    await c.waitFor('session.created');
+    fake.next({ hold: true, usage: { textIn: 6, audioIn: 0, textOut: 4, audioOut: 10 } });
+    c.send({ type: 'response.create' });
+    await c.waitFor('response.output_audio.delta');
+    await relay.stop();
+    stack.relays.splice(stack.relays.indexOf(relay), 1);
+    await c.closed;
+    await drained(stack);
+    const rows = await stack.sql<{ quota: number }>(
+      `select quota::int as quota from logs where user_id = ? and type = 2`,
+      [user.id],
+    );
+    // Half the output was sent when the cancel came: (6 + 2·4 + 5·32)·2.
+    expect(rows.map((r) => r.quota)).toEqual([cost({ textIn: 6, audioIn: 0, textOut: 2, audioOut: 5 })]);
+  });
+
+  it('the rate limit applies to the session start (429 in OpenAI envelope)', async () => {
+    await setOptions(stack, {
+      ModelRequestRateLimitEnabled: 'true',
+      ModelRequestRateLimitDurationMinutes: '1',
+      ModelRequestRateLimitCount: '1',
+      ModelRequestRateLimitSuccessCount: '0',
+    });
+    try {
+      const { key } = await account();
+      const c = await openRealtime(`${wsBase}?model=${MODEL}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      await c.waitFor('session.created');
+      c.send({ type: 'response.create' });
+      await c.waitFor('response.done');
+      const limited = await refusedHandshake(`${wsBase}?model=${MODEL}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(limited.status).toBe(429);
+      expect(limited.body.error?.code).toBe('rate_limit_exceeded');
+      c.ws.close();
+    } finally {
+      await setOptions(stack, { ModelRequestRateLimitEnabled: 'false' });
+    }
   });
 });

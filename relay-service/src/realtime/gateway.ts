@@ -303,7 +303,7 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
       return sessions.size;
     },
     async close() {
-      await Promise.all([...sessions].map((x) => x.end('the relay is stopping', 1012)));
+      await Promise.all([...sessions].map((x) => x.end('the relay is stopping')));
     },
   };
 }
