@@ -58,7 +58,12 @@ export type ServerWebSocket = Pick<
  */
 export type UpgradeDecision =
   | Response
-  | { protocol: string | null; accept(socket: ServerWebSocket): void }
+  | {
+      protocol: string | null;
+      accept(socket: ServerWebSocket): void;
+      /** The handshake could not complete (the client left while it was decided): undo what was set up. */
+      abandon(): void;
+    }
   | null;
 
 export type UpgradeHandler = (request: Request, conn: ConnInfo) => Promise<UpgradeDecision>;

@@ -214,6 +214,31 @@ describe('/v1/realtime through the relay', () => {
     expect(fake.connections).toHaveLength(0);
   });
 
+  it('an upstream that refuses the channel key: the next channel serves, and with none left the client gets 502', async () => {
+    await seedChannel(stack, {
+      baseUrl: fake.url,
+      key: 'sk-revoked',
+      priority: 10,
+      models: ['rt-a', 'rt-b'],
+    });
+    await seedChannel(stack, { baseUrl: fake.url, priority: 0, models: ['rt-a'] });
+    await setOptions(stack, {
+      ModelRatio: JSON.stringify({ [MODEL]: 2, 'gpt-4o-realtime-preview': 2.5, 'rt-a': 1, 'rt-b': 1 }),
+      RetryTimes: '1',
+    });
+    const { key } = await account();
+    const c = await openRealtime(`${wsBase}?model=rt-a`, { headers: { authorization: `Bearer ${key}` } });
+    await c.waitFor('session.created');
+    c.ws.close();
+    const refused = await refusedHandshake(`${wsBase}?model=rt-b`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(refused.status).toBe(502);
+    expect(refused.body.error?.message).toContain('HTTP 401');
+    // The upstream's message (which quotes the channel key, masked) never reaches the client.
+    expect(JSON.stringify(refused.body)).not.toContain('sk-rev');
+  });
+
   it('the upstream closing ends the client session and bills the open response from what it streamed', async () => {
     const { user, key } = await account();
     const c = await openRealtime(`${wsBase}?model=${MODEL}`, { headers: { authorization: `Bearer ${key}` } });

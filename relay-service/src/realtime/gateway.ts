@@ -289,6 +289,10 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
           void session.done.then(() => sessions.delete(session));
           session.start();
         },
+        abandon() {
+          upstreamSocket.socket.close();
+          void billing.end().catch(() => {});
+        },
       };
     } catch (err) {
       if (holdId) await s.store.release(holdId).catch(() => {});

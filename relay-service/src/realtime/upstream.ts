@@ -171,12 +171,14 @@ async function openStandard(target: UpstreamTarget, timeoutMs: number): Promise<
   });
 }
 
+/** The upstream's reason, for the log, with anything that looks like a key (even masked) cut out. */
 function upstreamDetail(body: string): string {
+  let detail = body.slice(0, 200);
   try {
     const parsed = JSON.parse(body) as { error?: { message?: unknown } };
-    if (typeof parsed.error?.message === 'string') return parsed.error.message;
+    if (typeof parsed.error?.message === 'string') detail = parsed.error.message;
   } catch {
     // Not JSON.
   }
-  return body.slice(0, 200);
+  return detail.replace(/\b(sk|key)-[\w*.-]+/gi, '$1-***');
 }
