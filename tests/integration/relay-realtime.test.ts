@@ -237,6 +237,18 @@ describe('/v1/realtime through the relay', () => {
     expect(refused.body.error?.message).toContain('HTTP 401');
     // The upstream's message (which quotes the channel key, masked) never reaches the client.
     expect(JSON.stringify(refused.body)).not.toContain('sk-rev');
+
+    // With AutomaticDisableChannelEnabled, the 401 disables the channel (status 3), as on HTTP calls.
+    await setOptions(stack, { AutomaticDisableChannelEnabled: 'true' });
+    try {
+      await refusedHandshake(`${wsBase}?model=rt-b`, { headers: { authorization: `Bearer ${key}` } });
+      const [ch] = await stack.sql<{ status: number }>(
+        `select status::int as status from channels where key = 'sk-revoked'`,
+      );
+      expect(ch?.status).toBe(3);
+    } finally {
+      await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
+    }
   });
 
   it('the upstream closing ends the client session and bills the open response from what it streamed', async () => {

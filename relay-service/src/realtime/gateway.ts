@@ -31,6 +31,7 @@ import {
 import { channelConfig, newRequestId, type OutboxSink, type RelayCore, rateLimitFor } from '../core/relay.ts';
 import type { ChannelRecord } from '../core/repo.ts';
 import { countTextTokens } from '../core/tokenize.ts';
+import { disableReason } from '../core/upstream.ts';
 import { usage as makeUsage, type Usage } from '../core/usage.ts';
 import { encodeUsagePayload } from '../core/usage-payload.ts';
 import type { ClientIpResolver } from '../http/client-ip.ts';
@@ -165,6 +166,23 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
     }
   }
 
+  /** A refusal that qualifies (401, or AutomaticDisableKeywords) auto-disables the channel, as on HTTP calls. */
+  async function maybeDisable(ch: ChannelRecord, err: UpstreamOpenError): Promise<void> {
+    if (
+      err.status === null ||
+      !s.options.get('AutomaticDisableChannelEnabled') ||
+      !ch.autoBan ||
+      ch.status !== 1
+    )
+      return;
+    const reason = disableReason(
+      { status: err.status, message: err.detail || err.message, type: '', code: null },
+      ch.type,
+      s.options.get('AutomaticDisableKeywords'),
+    );
+    if (reason) await s.core.disableChannel(ch, reason).catch((e) => s.log.warn(`disable failed: ${e}`));
+  }
+
   const upgrade: UpgradeHandler = async (request: Request, conn: ConnInfo): Promise<UpgradeDecision> => {
     const url = new URL(request.url);
     if (url.pathname !== REALTIME_PATH && url.pathname !== `${REALTIME_PATH}/`) return null;
@@ -238,6 +256,7 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
           s.log.warn(
             `realtime: channel #${ch.id} ${ch.name}: ${lastError.message}${lastError.detail ? ` (${lastError.detail})` : ''}`,
           );
+          await maybeDisable(ch, lastError);
         }
       }
       if (!upstream || !served) {
