@@ -378,4 +378,23 @@ describe('/v1/realtime through the relay', () => {
       await setOptions(stack, { ModelRequestRateLimitEnabled: 'false' });
     }
   });
+
+  it('a session with no message either way for the idle bound is closed on both sides', async () => {
+    const relay = await stack.addRelay({ RELAY_UPSTREAM_TIMEOUT_MS: '400' });
+    try {
+      const { user, key } = await account();
+      const c = await openRealtime(`${relay.httpUrl.replace('http', 'ws')}/v1/realtime?model=${MODEL}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      await c.waitFor('session.created');
+      const started = Date.now();
+      expect((await c.closed).code).toBe(1000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect((await fake.connections[0]!.closed).code).toBe(1000);
+      expect(await logsOf(user.id)).toEqual([]);
+    } finally {
+      await relay.stop();
+      stack.relays.splice(stack.relays.indexOf(relay), 1);
+    }
+  });
 });
