@@ -37,7 +37,7 @@ import { consoleBodyLimit } from './body-limit.ts';
 import { compression } from './compression.ts';
 import type { ConsoleConfig } from './config.ts';
 import { crossOriginGuard } from './csrf.ts';
-import { createRelayProxy, isRelayPath } from './relay-proxy.ts';
+import { createRelayProxy, createRelayUpgradeProxy, isRelayPath } from './relay-proxy.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -224,6 +224,18 @@ export async function startConsole(
   app.all('*', (c) => remix(withClientIp(c.req.raw, c.env.incoming?.socket.remoteAddress), { services }));
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST });
+  // WebSocket upgrades on the relay paths (/v1/realtime) are forwarded as well; others are not the console's.
+  const upgradeProxy = createRelayUpgradeProxy(config.RELAY_URL, {
+    trustProxy: config.TRUST_PROXY,
+    secret: config.INTERNAL_API_SECRET,
+  });
+  server.on(
+    'upgrade',
+    (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head) => {
+      if (!upgradeProxy(req, socket, head as Buffer) && server.listenerCount('upgrade') === 1)
+        socket.destroy();
+    },
+  );
   if (vite) {
     // In dev, Vite's middlewares (HMR, module transforms) run first; everything else reaches the app.
     const devVite = vite;

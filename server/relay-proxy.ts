@@ -3,6 +3,10 @@
  * Ingress that splits traffic), the model API paths are forwarded to the relay unchanged and streamed back.
  */
 
+import type { IncomingMessage } from 'node:http';
+import { connect as netConnect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import { bodyTooLargeMessage, DEFAULT_MAX_BODY_BYTES } from '@switchyard/relay/http/body.ts';
 import {
   FORWARDED_CLIENT_HEADER,
@@ -141,5 +145,80 @@ export function createRelayProxy(relayUrl: string, opts: RelayProxyOptions = {})
         { status: 502 },
       );
     }
+  };
+}
+
+/** Headers the upgrade forwarding sets itself (the client's are dropped). */
+const UPGRADE_OWN = new Set([
+  'host',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  FORWARDED_CLIENT_HEADER,
+  CLIENT_IP_HEADER,
+]);
+
+/**
+ * WebSocket upgrades on the relay paths (`/v1/realtime`), for the server's 'upgrade' event: the handshake is
+ * passed to the relay over a fresh connection with the same client-address headers as the HTTP forwarding, and
+ * from then on bytes are copied both ways, so the relay's answer (101 with its selected subprotocol, or a
+ * refusal in OpenAI's envelope) and every frame reach the client unchanged. Returns false for other paths.
+ */
+export function createRelayUpgradeProxy(relayUrl: string, opts: RelayProxyOptions = {}) {
+  const base = new URL(relayUrl);
+  const tls = base.protocol === 'https:';
+  const port = Number(base.port || (tls ? 443 : 80));
+  const trust = opts.trustProxy ?? false;
+  return function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const incoming = new URL(req.url ?? '/', 'http://console');
+    if (!isRelayPath(incoming.pathname)) return false;
+    const clientIp = resolveClientIp(
+      req.socket.remoteAddress ?? '',
+      (req.headers['x-forwarded-for'] as string | undefined) ?? null,
+      trust,
+    );
+    const lines = [
+      `${req.method ?? 'GET'} ${incoming.pathname}${incoming.search} HTTP/1.1`,
+      `host: ${base.host}`,
+    ];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      if (!UPGRADE_OWN.has(name.toLowerCase())) lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+    }
+    if (clientIp) {
+      lines.push(`x-forwarded-for: ${clientIp}`);
+      if (opts.secret) lines.push(`${FORWARDED_CLIENT_HEADER}: ${signClientIp(opts.secret, clientIp)}`);
+    }
+    lines.push(`x-forwarded-host: ${req.headers.host ?? ''}`, 'x-forwarded-proto: http');
+    const relay = tls
+      ? tlsConnect({ host: base.hostname, port, servername: base.hostname })
+      : netConnect({ host: base.hostname, port });
+    let connected = false;
+    relay.once(tls ? 'secureConnect' : 'connect', () => {
+      connected = true;
+      relay.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) relay.write(head);
+      socket.pipe(relay);
+      relay.pipe(socket);
+    });
+    relay.on('error', () => {
+      if (!connected && socket.writable) {
+        const body = JSON.stringify({
+          error: {
+            message: 'relay unavailable',
+            type: 'switchyard_error',
+            param: null,
+            code: 'relay_unavailable',
+          },
+        });
+        socket.end(
+          `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy();
+    });
+    socket.on('error', () => relay.destroy());
+    socket.on('close', () => relay.destroy());
+    relay.on('close', () => socket.destroy());
+    return true;
   };
 }

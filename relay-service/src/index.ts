@@ -16,6 +16,7 @@ import { createMidjourneyFront } from './http/midjourney.ts';
 import { createOpenAiFront } from './http/openai.ts';
 import { createSunoFront } from './http/suno.ts';
 import { createLogger, type Logger } from './log.ts';
+import { createRealtimeGateway, type RealtimeGateway } from './realtime/gateway.ts';
 import { releaseStartupMemory, serveHttp } from './runtime.ts';
 import { createStore, type RelayStore } from './store/index.ts';
 
@@ -70,6 +71,7 @@ export async function startRelay(
   let grpc: Awaited<ReturnType<typeof startRelayGrpc>> | undefined;
   let http: Awaited<ReturnType<typeof serveHttp>> | undefined;
   let pipeline: RelayPipeline | null = null;
+  let realtime: RealtimeGateway | null = null;
   try {
     if (cfg.DATABASE_URL) {
       pipeline = await createRelayPipeline({
@@ -106,7 +108,15 @@ export async function startRelay(
     });
     // Before the listeners open, so the collection (~0.1-0.2 s) cannot hold up a request.
     if (opts.releaseStartupMemory ?? process.env.NODE_ENV === 'production') await releaseStartupMemory();
-    http = await serveHttp(app.fetch, { port: cfg.RELAY_PORT, hostname: cfg.RELAY_HOST });
+    // OpenAI Realtime over WebSocket (GET /v1/realtime upgrades; ADR 030).
+    realtime = pipeline
+      ? createRealtimeGateway({ ...pipeline, clientIp, log, idleMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS })
+      : null;
+    http = await serveHttp(app.fetch, {
+      port: cfg.RELAY_PORT,
+      hostname: cfg.RELAY_HOST,
+      ...(realtime ? { upgrade: realtime.upgrade } : {}),
+    });
     grpc = await startRelayGrpc({
       host: cfg.RELAY_GRPC_HOST,
       port: cfg.RELAY_GRPC_PORT,
@@ -120,7 +130,7 @@ export async function startRelay(
   }
 
   const httpHost = http.hostname.includes(':') ? `[${http.hostname}]` : http.hostname;
-  const running = { http, grpc };
+  const running = { http, grpc, realtime };
   let stopping: Promise<void> | undefined;
   return {
     httpUrl: `http://${httpHost}:${http.port}`,
@@ -133,6 +143,8 @@ export async function startRelay(
         draining = true;
         running.grpc.health.setAllNotServing();
         await Promise.all([
+          // Upgraded sockets are no longer the HTTP server's: end the sessions (each billed) alongside.
+          running.realtime?.close(),
           running.http.close(cfg.RELAY_DRAIN_TIMEOUT_MS),
           running.grpc.stop(cfg.RELAY_DRAIN_TIMEOUT_MS),
         ]);

@@ -23,6 +23,10 @@ type DenoNamespace = {
     },
     handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
   ): DenoHttpServer;
+  upgradeWebSocket(
+    request: Request,
+    options?: { protocol?: string },
+  ): { socket: WebSocket; response: Response };
   addSignalListener(signal: 'SIGINT' | 'SIGTERM', handler: () => void): void;
   exit(code: number): never;
 };
@@ -38,6 +42,37 @@ export type ConnInfo = { remoteAddress: string };
 
 export type FetchHandler = (request: Request, conn: ConnInfo) => Response | Promise<Response>;
 
+/**
+ * The WebSocket of an accepted upgrade: the WHATWG WebSocket surface both runtimes give (`ws`'s WebSocket on
+ * Node, the standard one on Deno). `binaryType` is set to 'arraybuffer' before it is handed over.
+ */
+export type ServerWebSocket = Pick<
+  WebSocket,
+  'send' | 'close' | 'readyState' | 'binaryType' | 'addEventListener' | 'protocol'
+>;
+
+/**
+ * What the upgrade handler decides for a WebSocket upgrade request: a refusal (any HTTP response, sent instead
+ * of the switch), or acceptance with the subprotocol to select and the callback that takes the socket.
+ * null: not a WebSocket route; the request goes to the fetch handler.
+ */
+export type UpgradeDecision =
+  | Response
+  | {
+      protocol: string | null;
+      accept(socket: ServerWebSocket): void;
+      /** The handshake could not complete (the client left while it was decided): undo what was set up. */
+      abandon(): void;
+    }
+  | null;
+
+export type UpgradeHandler = (request: Request, conn: ConnInfo) => Promise<UpgradeDecision>;
+
+/** True for a WebSocket handshake (RFC 6455 §4.1: GET with `Upgrade: websocket`). */
+export function isWebSocketUpgrade(request: Request): boolean {
+  return request.method === 'GET' && request.headers.get('upgrade')?.toLowerCase() === 'websocket';
+}
+
 export type HttpListener = {
   /** The bound port (useful with port 0). */
   port: number;
@@ -49,11 +84,19 @@ export type HttpListener = {
   close(drainMs?: number): Promise<void>;
 };
 
-/** Serves `fetchHandler` with `Deno.serve` on Deno and `@hono/node-server` on Node. */
-export async function serveHttp(
-  fetchHandler: FetchHandler,
-  opts: { port: number; hostname: string },
-): Promise<HttpListener> {
+export type ServeOptions = {
+  port: number;
+  hostname: string;
+  /** WebSocket upgrades (the realtime API): decided before the switch, so a refusal is a plain HTTP answer. */
+  upgrade?: UpgradeHandler;
+};
+
+/**
+ * Serves `fetchHandler` with `Deno.serve` on Deno and `@hono/node-server` on Node. WebSocket upgrades go to
+ * `opts.upgrade`: on Deno inside the fetch handler (Deno.upgradeWebSocket), on Node on the server's 'upgrade'
+ * event (the `ws` package in noServer mode).
+ */
+export async function serveHttp(fetchHandler: FetchHandler, opts: ServeOptions): Promise<HttpListener> {
   if (deno) return serveDeno(deno, fetchHandler, opts);
   return serveNode(fetchHandler, opts);
 }
@@ -61,13 +104,30 @@ export async function serveHttp(
 async function serveDeno(
   d: DenoNamespace,
   fetchHandler: FetchHandler,
-  opts: { port: number; hostname: string },
+  opts: ServeOptions,
 ): Promise<HttpListener> {
   let server: DenoHttpServer | undefined;
+  const { upgrade } = opts;
+  const handle = async (req: Request, conn: ConnInfo): Promise<Response> => {
+    if (upgrade && isWebSocketUpgrade(req)) {
+      const decision = await upgrade(req, conn);
+      if (decision instanceof Response) return decision;
+      if (decision) {
+        const { socket, response } = d.upgradeWebSocket(
+          req,
+          decision.protocol ? { protocol: decision.protocol } : {},
+        );
+        socket.binaryType = 'arraybuffer';
+        decision.accept(socket);
+        return response;
+      }
+    }
+    return fetchHandler(req, conn);
+  };
   const addr = await new Promise<{ hostname: string; port: number }>((resolve, reject) => {
     try {
       server = d.serve({ port: opts.port, hostname: opts.hostname, onListen: resolve }, (req, info) =>
-        fetchHandler(req, { remoteAddress: info.remoteAddr.hostname }),
+        handle(req, { remoteAddress: info.remoteAddr.hostname }),
       );
     } catch (err) {
       reject(err);
@@ -84,10 +144,7 @@ async function serveDeno(
   };
 }
 
-async function serveNode(
-  fetchHandler: FetchHandler,
-  opts: { port: number; hostname: string },
-): Promise<HttpListener> {
+async function serveNode(fetchHandler: FetchHandler, opts: ServeOptions): Promise<HttpListener> {
   const { serve } = await import('@hono/node-server');
   const http = await new Promise<import('node:http').Server>((resolve, reject) => {
     const server = serve(
@@ -101,6 +158,7 @@ async function serveNode(
     );
     server.once('error', reject);
   });
+  if (opts.upgrade) await handleNodeUpgrades(http, opts.upgrade, opts.hostname);
   const { port } = http.address() as AddressInfo;
   return {
     port,
@@ -118,6 +176,64 @@ async function serveNode(
       }
     },
   };
+}
+
+/**
+ * Node: upgrade requests arrive on the server's 'upgrade' event with the raw socket. The handler sees them as a
+ * web Request; a refusal is written to the socket as an HTTP/1.1 response, an acceptance completes the
+ * handshake with `ws` (noServer: no second listener, no path matching of its own).
+ */
+async function handleNodeUpgrades(
+  server: import('node:http').Server,
+  upgrade: UpgradeHandler,
+  hostname: string,
+): Promise<void> {
+  const { WebSocketServer } = await import('ws');
+  const chosen = new WeakMap<object, string | null>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    // The protocol the handler chose for this request (false: none).
+    handleProtocols: (_offered, req) => chosen.get(req) ?? false,
+  });
+  server.on(
+    'upgrade',
+    (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head) => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (Array.isArray(v)) for (const item of v) headers.append(k, item);
+        else if (v !== undefined) headers.set(k, v);
+      }
+      const host = req.headers.host ?? hostname;
+      const request = new Request(`http://${host}${req.url ?? '/'}`, {
+        method: req.method ?? 'GET',
+        headers,
+      });
+      socket.on('error', () => socket.destroy());
+      const refuse = async (res: Response) => {
+        const body = new Uint8Array(await res.arrayBuffer());
+        const lines = [`HTTP/1.1 ${res.status} ${res.statusText || 'Error'}`];
+        for (const [k, v] of res.headers)
+          if (k !== 'content-length' && k !== 'connection') lines.push(`${k}: ${v}`);
+        lines.push(`content-length: ${body.byteLength}`, 'connection: close', '', '');
+        socket.write(lines.join('\r\n'));
+        socket.end(body);
+      };
+      upgrade(request, { remoteAddress: req.socket.remoteAddress ?? '' }).then(
+        async (decision) => {
+          if (decision instanceof Response) return refuse(decision);
+          if (!decision)
+            return refuse(Response.json({ error: { message: 'not a WebSocket route' } }, { status: 404 }));
+          chosen.set(req, decision.protocol);
+          wss.handleUpgrade(req, socket, head, (ws) => {
+            ws.binaryType = 'arraybuffer';
+            decision.accept(ws as unknown as ServerWebSocket);
+          });
+        },
+        () => refuse(Response.json({ error: { message: 'internal error' } }, { status: 500 })),
+      );
+    },
+  );
 }
 
 /** Calls `handler` once on the first SIGINT or SIGTERM. */

@@ -18,7 +18,18 @@ export type Caller = {
   tokenName: string;
 };
 
+/** The subprotocol item a browser WebSocket carries its key in (it cannot set headers), as OpenAI accepts it. */
+export const WS_KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.';
+
 export function extractKey(headers: Headers, url: URL): string | null {
+  // A WebSocket handshake may carry the key as an offered subprotocol (new-api reads it first when present).
+  const protocols = headers.get('sec-websocket-protocol');
+  if (protocols)
+    for (const item of protocols.split(',')) {
+      const p = item.trim();
+      if (p.startsWith(WS_KEY_PROTOCOL_PREFIX) && p.length > WS_KEY_PROTOCOL_PREFIX.length)
+        return p.slice(WS_KEY_PROTOCOL_PREFIX.length);
+    }
   const auth = headers.get('authorization');
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());

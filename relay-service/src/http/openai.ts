@@ -207,6 +207,17 @@ export function createOpenAiFront(services: RelayServices): ApiFront {
             code: 'api_not_implemented',
           }),
         );
+      // The realtime API is a WebSocket (realtime/gateway.ts takes the upgrade before any route); a plain GET
+      // is told so.
+      app.get('/v1/realtime', () =>
+        openAiError({
+          status: 426,
+          message:
+            'the realtime API needs a WebSocket upgrade (GET /v1/realtime?model=... with Upgrade: websocket)',
+          type: 'invalid_request_error',
+          code: 'websocket_required',
+        }),
+      );
       app.delete('/v1/models/:model', () =>
         openAiError({
           status: 501,
