@@ -15,10 +15,10 @@ import { mokaaiAdaptor } from './mokaai/adaptor.ts';
 import { openaiAdaptor } from './openai/adaptor.ts';
 import { palmAdaptor } from './palm/adaptor.ts';
 import { tencentAdaptor } from './tencent/adaptor.ts';
+import type { ProviderAdaptor } from './types.ts';
 import { vertexAdaptor } from './vertex/adaptor.ts';
 import { xunfeiAdaptor } from './xunfei/adaptor.ts';
 import { zhipuAdaptor } from './zhipu/adaptor.ts';
-import type { ProviderAdaptor } from './types.ts';
 
 export const ADAPTORS: readonly ProviderAdaptor[] = [
   openaiAdaptor,

@@ -163,6 +163,7 @@ describe('realtime hold', () => {
     createCacheRatio: {},
     audioRatio: { rt: 16 },
     audioCompletionRatio: { rt: 2 },
+    imageRatio: {},
     quotaPerUnit: 500_000,
     preConsumedQuota: 500,
     selfUseMode: false,
