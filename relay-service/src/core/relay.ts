@@ -552,6 +552,22 @@ export class RelayCore {
     let buf: Uint8Array;
     try {
       buf = await res.bytes();
+    } catch (err) {
+      // The answer began but did not finish (deadline, client gone, upstream reset): nothing to bill.
+      if (call.signal?.aborted) return { ok: false, retryable: false, error: clientGone() };
+      d.log.warn(`channel #${channel.id} ${channel.name}: reply cut (${(err as Error).message})`);
+      return {
+        ok: false,
+        retryable: true,
+        error: new RelayError({
+          status: 502,
+          message: ctl.timedOut()
+            ? 'the upstream did not answer in time'
+            : 'the upstream reply was cut before it ended',
+          type: 'upstream_error',
+          code: 'upstream_unreachable',
+        }),
+      };
     } finally {
       ctl.release();
     }
