@@ -1,8 +1,8 @@
 /**
  * Shared pieces of the adaptors for providers with their own plain-text chat APIs (Baidu Wenxin, Zhipu v3,
- * Tencent Hunyuan): OpenAI message content flattened to text, the OpenAI chat answer and chunk shapes they are
- * turned into, embedding vectors in the encoding the client asked for, and the error for a channel key that
- * cannot be used.
+ * Tencent Hunyuan, PaLM, AI Proxy, Dify): OpenAI message content flattened to text, the OpenAI chat answer and
+ * chunk shapes they are turned into, embedding vectors in the encoding the client asked for, and the error for a
+ * channel key that cannot be used.
  */
 import { RelayError } from '../core/errors.ts';
 import type { Usage } from '../core/usage.ts';
@@ -22,6 +22,33 @@ export function messageText(content: unknown): string {
 export function chatMessages(input: RelayInput): Obj[] {
   const body = input.body instanceof FormData ? {} : input.body;
   return Array.isArray(body.messages) ? body.messages.filter(isObject) : [];
+}
+
+export type ChatText = { role: string; text: string };
+
+/** The messages of a chat body as role + text (images, audio and tool calls dropped). */
+export function chatTexts(input: RelayInput): ChatText[] {
+  return chatMessages(input).map((m) => ({
+    role: typeof m.role === 'string' ? m.role : '',
+    text: messageText(m.content),
+  }));
+}
+
+/** A chat.completion.chunk with one choice at index 0. */
+export function completionChunk(
+  id: string,
+  created: number,
+  model: string,
+  delta: Obj,
+  finishReason: string | null = null,
+): Obj {
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+  };
 }
 
 /** The OpenAI `usage` object of a normalised Usage. */

@@ -8,10 +8,11 @@
  * does. No usage is reported: core counts locally. Balance: aiproxy.io's user overview (`Api-Key` header,
  * `data.totalPoints`).
  */
-import { chatMessages, completionChunk, SSE_DONE, sseFrame } from '../chat-text.ts';
+
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, num, type Obj, str } from '../json.ts';
 import { parseOpenAIError } from '../openai/response.ts';
+import { chatTexts, completionChunk, DONE_FRAME, sseFrame } from '../plain-chat.ts';
 import { SseDecoder } from '../sse.ts';
 import type {
   ChannelConfig,
@@ -72,7 +73,7 @@ function libraryId(channel: ChannelConfig): string {
 }
 
 function buildAsk(channel: ChannelConfig, input: RelayInput): UpstreamRequest {
-  const messages = chatMessages(input);
+  const messages = chatTexts(input);
   const headers = new Headers({ 'content-type': 'application/json', authorization: `Bearer ${channel.key}` });
   if (input.stream) headers.set('accept', 'text/event-stream');
   return {
@@ -159,7 +160,7 @@ function streamConversion(input: RelayInput, now: () => number): StreamConversio
         text += refs;
         out.enqueue(sseFrame(completionChunk(id, created, model, refs ? { content: refs } : {}, 'stop')));
       }
-      out.enqueue(SSE_DONE);
+      out.enqueue(DONE_FRAME);
     },
   };
   return { transformer, tally: () => ({ usage: null, completionText: text, sawFirstToken }) };

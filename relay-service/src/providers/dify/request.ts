@@ -13,8 +13,9 @@
  * with an http(s) URL go as `files` with transfer_mode remote_url; inline data URLs would need an upload call
  * (I/O) and are dropped.
  */
-import { chatMessages } from '../chat-text.ts';
+
 import { isObject, type Obj, str } from '../json.ts';
+import { chatTexts } from '../plain-chat.ts';
 import type { RelayInput } from '../types.ts';
 
 export const DIFY_DEFAULT_BASE = 'https://api.dify.ai';
@@ -38,7 +39,7 @@ function remoteImages(body: Obj): Obj[] {
 export function buildDifyBody(input: RelayInput): Obj {
   const body = input.body instanceof FormData ? {} : input.body;
   const conversationId = str(body.conversation_id);
-  const messages = chatMessages(input);
+  const messages = chatTexts(input);
   const query = conversationId
     ? ([...messages].reverse().find((m) => m.role === 'user')?.text ?? '')
     : messages.map((m) => `${HEADERS[m.role] ?? 'USER'}: \n${m.text}\n`).join('');

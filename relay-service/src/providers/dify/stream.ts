@@ -10,11 +10,11 @@
  * Chunks carry the conversation id as their `id` and `conversation_id`, like the blocking answer.
  */
 import type { Usage } from '../../core/usage.ts';
-import { completionChunk, SSE_DONE, sseFrame } from '../chat-text.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
 import { parseOpenAIUsage } from '../openai/usage.ts';
+import { completionChunk, DONE_FRAME, sseFrame } from '../plain-chat.ts';
 import { SseDecoder } from '../sse.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 
@@ -115,7 +115,7 @@ export function difyStreamConversion(input: RelayInput, now: () => number = Date
     },
     flush(out) {
       handle(out, decoder.end());
-      out.enqueue(SSE_DONE);
+      out.enqueue(DONE_FRAME);
     },
   };
   return { transformer, tally: () => ({ usage, completionText: text, sawFirstToken }) };

@@ -4,8 +4,9 @@
  * (the convention of Google's examples and one-api). temperature / n / top_p / top_k map to temperature /
  * candidateCount / topP / topK; PaLM chat has no output-token limit, so max_tokens is not sent.
  */
-import { chatMessages } from '../chat-text.ts';
+
 import type { Obj } from '../json.ts';
+import { chatTexts } from '../plain-chat.ts';
 import type { ChannelConfig, RelayInput } from '../types.ts';
 
 export const PALM_DEFAULT_BASE = 'https://generativelanguage.googleapis.com';
@@ -21,7 +22,7 @@ export function buildPalmBody(input: RelayInput): Obj {
   const body = input.body instanceof FormData ? {} : input.body;
   const context: string[] = [];
   const messages: { author: string; content: string }[] = [];
-  for (const m of chatMessages(input)) {
+  for (const m of chatTexts(input)) {
     if (m.role === 'system' || m.role === 'developer') context.push(m.text);
     else messages.push({ author: m.role === 'user' ? '0' : '1', content: m.text });
   }

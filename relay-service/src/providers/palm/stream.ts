@@ -4,8 +4,9 @@
  * the first candidate's text, a finish chunk (`stop`, or `content_filter` when the filters blocked the answer),
  * then `[DONE]`. Usage is counted locally by core from the text.
  */
-import { completionChunk, SSE_DONE, sseFrame } from '../chat-text.ts';
+
 import type { FrameTransformer } from '../frames.ts';
+import { completionChunk, DONE_FRAME, sseFrame } from '../plain-chat.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 import { palmCompletionId, readPalmAnswer } from './response.ts';
 
@@ -34,7 +35,7 @@ export function palmStreamConversion(input: RelayInput, now: () => number = Date
       out.enqueue(
         sseFrame(completionChunk(id, created, model, {}, answer.filtered ? 'content_filter' : 'stop')),
       );
-      out.enqueue(SSE_DONE);
+      out.enqueue(DONE_FRAME);
     },
   };
   return { transformer, tally: () => ({ usage: null, completionText: text, sawFirstToken }) };
