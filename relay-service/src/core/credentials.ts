@@ -103,23 +103,33 @@ function cacheKey(adaptor: ProviderAdaptor, channel: ChannelConfig): string {
 export const credentials = new CredentialCache();
 
 /** buildRequest's result, awaited only when the adaptor answered a Promise. */
-export async function buildUpstreamRequest(
+/**
+ * buildRequest's result: the request itself for synchronous adaptors (no Promise on the hot path), a Promise for
+ * those that sign asynchronously. A throw becomes a RelayError naming the channel (channel_config_invalid).
+ */
+export function buildUpstreamRequest(
   adaptor: ProviderAdaptor,
   channel: ChannelConfig,
   input: Parameters<ProviderAdaptor['buildRequest']>[1],
-): Promise<UpstreamRequest> {
+): UpstreamRequest | Promise<UpstreamRequest> {
   try {
     const built = adaptor.buildRequest(channel, input);
-    return built instanceof Promise ? await built : built;
+    return built instanceof Promise
+      ? built.catch((err: unknown) => Promise.reject(configError(channel, err)))
+      : built;
   } catch (err) {
-    if (err instanceof RelayError) throw err;
-    // The adaptor could not use the channel as configured (a key not of the form "AK|SK|Region", no base URL):
-    // the admin's to fix, named clearly instead of passing for an unreachable upstream; another channel may serve.
-    throw new RelayError({
-      status: 500,
-      message: `channel ${channel.id} cannot be used as configured: ${(err as Error).message.replace(/^channel \d+: /, '')}`,
-      type: 'new_api_error',
-      code: 'channel_config_invalid',
-    });
+    throw configError(channel, err);
   }
+}
+
+function configError(channel: ChannelConfig, err: unknown): RelayError {
+  if (err instanceof RelayError) return err;
+  // The adaptor could not use the channel as configured (a key not of the form "AK|SK|Region", no base URL):
+  // the admin's to fix, named clearly instead of passing for an unreachable upstream; another channel may serve.
+  return new RelayError({
+    status: 500,
+    message: `channel ${channel.id} cannot be used as configured: ${(err as Error).message.replace(/^channel \d+: /, '')}`,
+    type: 'new_api_error',
+    code: 'channel_config_invalid',
+  });
 }

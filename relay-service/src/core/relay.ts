@@ -496,8 +496,10 @@ export class RelayCore {
     let cfg = channelConfig(channel);
     let res: UpstreamReply;
     try {
-      cfg = await credentials.resolve(adaptor, cfg, this.#upstream, signal);
-      const req = await buildUpstreamRequest(adaptor, cfg, input);
+      // Both steps stay synchronous for adaptors without a key exchange or async signing (the hot path).
+      if (adaptor.credential) cfg = await credentials.resolve(adaptor, cfg, this.#upstream, signal);
+      const built = buildUpstreamRequest(adaptor, cfg, input);
+      const req = built instanceof Promise ? await built : built;
       res = await this.#upstream.send(req, signal);
     } catch (err) {
       ctl.release();
