@@ -117,7 +117,8 @@ describe.each(limiters)('backoff with the %s limiter', (_name, make) => {
     const refused = await limiter.backoff(key, policy);
     if (refused.allowed) throw new Error('expected a refusal');
     expect(refused.retryAfterMs).toBeGreaterThan(20);
-    expect(refused.retryAfterMs).toBeLessThanOrEqual(50);
+    // About 50 left; a timer may fire a millisecond or two early against Date.now (CI saw 51 once).
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(55);
     await sleep(60);
     expect((await limiter.backoff(key, policy)).allowed).toBe(true);
   });
