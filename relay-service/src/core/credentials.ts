@@ -35,12 +35,17 @@ export class CredentialCache {
       return { ...channel, credential: cached.value };
     let pending = this.#pending.get(key);
     if (!pending) {
-      pending = this.#exchange(adaptor, channel, client, signal).finally(() => this.#pending.delete(key));
+      // Stored once by the exchange itself; callers waiting on the same exchange only read its result.
+      pending = this.#exchange(adaptor, channel, client, signal)
+        .then((cred) => {
+          if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+          this.#entries.set(key, cred);
+          return cred;
+        })
+        .finally(() => this.#pending.delete(key));
       this.#pending.set(key, pending);
     }
     const cred = await pending;
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
-    this.#entries.set(key, cred);
     return { ...channel, credential: cred.value };
   }
 
@@ -102,7 +107,6 @@ function cacheKey(adaptor: ProviderAdaptor, channel: ChannelConfig): string {
 /** The relay's process-wide cache (the pipeline, channel tests, model lists and balances share one). */
 export const credentials = new CredentialCache();
 
-/** buildRequest's result, awaited only when the adaptor answered a Promise. */
 /**
  * buildRequest's result: the request itself for synchronous adaptors (no Promise on the hot path), a Promise for
  * those that sign asynchronously. A throw becomes a RelayError naming the channel (channel_config_invalid).

@@ -17,6 +17,7 @@ import {
   responsesToChat,
 } from '../providers/bridges/responses-chat.ts';
 import { type FrameTransformer, frameRunner } from '../providers/frames.ts';
+import { ENDPOINT_PATHS } from '../providers/openai/channels.ts';
 import { adaptorFor } from '../providers/registry.ts';
 import type {
   ChannelConfig,
@@ -391,7 +392,7 @@ export class RelayCore {
     if (ctx.unservable)
       throw new RelayError({
         status: 400,
-        message: `no channel for model ${call.model} in group ${call.caller.group} can serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
+        message: `no channel for model ${call.model} in group ${call.caller.group} can serve ${endpointName(call.endpoint)} requests`,
         type: 'invalid_request_error',
         code: 'unsupported_endpoint',
       });
@@ -442,7 +443,7 @@ export class RelayCore {
       if (call.caller.pinnedChannelId !== null)
         throw new RelayError({
           status: 400,
-          message: `the pinned channel cannot serve ${ENDPOINT_NAMES[call.endpoint] ?? call.endpoint} requests`,
+          message: `the pinned channel cannot serve ${endpointName(call.endpoint)} requests`,
           type: 'invalid_request_error',
           code: 'unsupported_endpoint',
         });
@@ -931,23 +932,15 @@ function servesNatively(adaptor: ProviderAdaptor, endpoint: Endpoint, channelTyp
   return adaptor.supportsNative ? adaptor.supportsNative(endpoint, channelType) : adaptor.supports(endpoint);
 }
 
-/** How error messages name an endpoint: its path for the client. */
-const ENDPOINT_NAMES: Partial<Record<Endpoint, string>> = {
-  chat: '/v1/chat/completions',
-  completions: '/v1/completions',
-  embeddings: '/v1/embeddings',
-  images: '/v1/images/generations',
-  imageEdits: '/v1/images/edits',
-  speech: '/v1/audio/speech',
-  transcriptions: '/v1/audio/transcriptions',
-  translations: '/v1/audio/translations',
-  moderations: '/v1/moderations',
-  rerank: '/v1/rerank',
-  responses: '/v1/responses',
-  messages: 'Claude /v1/messages',
-  generate: 'Gemini generateContent',
-  embed: 'Gemini embedContent',
-};
+/** How error messages name an endpoint: its OpenAI path for the client, or the native format it came in. */
+function endpointName(endpoint: Endpoint): string {
+  const native: Partial<Record<Endpoint, string>> = {
+    messages: 'Claude /v1/messages',
+    generate: 'Gemini generateContent',
+    embed: 'Gemini embedContent',
+  };
+  return native[endpoint] ?? `/v1${ENDPOINT_PATHS[endpoint]}`;
+}
 
 /** The models-tab options (seed 000) as the adaptors' settings. */
 export function providerSettings(options: OptionService): ProviderSettings {

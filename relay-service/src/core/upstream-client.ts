@@ -147,12 +147,15 @@ function toHeaders(raw: Record<string, string | string[] | undefined>): Headers 
 /** Reads a Node body whole; a single chunk (the usual small JSON reply) is returned without a copy. */
 async function collect(body: NodeBody): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const c of body) {
-    chunks.push(c);
-    size += c.byteLength;
-  }
+  for await (const c of body) chunks.push(c);
+  return concat(chunks);
+}
+
+/** The chunks as one array; a single chunk is returned as it is. */
+function concat(chunks: Uint8Array[]): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
+  let size = 0;
+  for (const c of chunks) size += c.byteLength;
   const out = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) {
@@ -302,20 +305,12 @@ export function wsSend(
     let cancelled = false;
     async function bytes(): Promise<Uint8Array> {
       const parts: Uint8Array[] = [];
-      let size = 0;
       for (;;) {
         const r = await next();
         if (r.done) break;
         parts.push(r.value);
-        size += r.value.byteLength;
       }
-      const out = new Uint8Array(size);
-      let at = 0;
-      for (const p of parts) {
-        out.set(p, at);
-        at += p.byteLength;
-      }
-      return out;
+      return concat(parts);
     }
     function chunks(): UpstreamChunks {
       return {

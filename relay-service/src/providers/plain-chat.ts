@@ -67,6 +67,10 @@ export const sseFrame = (payload: unknown): Uint8Array =>
   encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
 export const DONE_FRAME = encoder.encode('data: [DONE]\n\n');
 
+/** The usage-only chunk (`choices: []`) a stream ends with when the client asked for stream usage. */
+export const usageChunkFrame = (id: string, created: number, model: string, u: Usage): Uint8Array =>
+  sseFrame({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: openAIUsage(u) });
+
 /** An OpenAI error event inside a stream (the upstream failed after the stream started). */
 export const streamErrorFrame = (message: string, type: string, code: string | number | null): Uint8Array =>
   sseFrame({ error: { message, type, code: code === null ? null : String(code) } });

@@ -8,7 +8,7 @@ import { type Usage, ZERO_USAGE } from '../../core/usage.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
-import { DONE_FRAME, openAIUsage, parseJson, sseFrame, streamErrorFrame } from '../plain-chat.ts';
+import { DONE_FRAME, parseJson, sseFrame, streamErrorFrame, usageChunkFrame } from '../plain-chat.ts';
 import { SseDecoder } from '../sse.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 import { hunyuanFailure, hunyuanFinish, hunyuanUsage } from './response.ts';
@@ -96,16 +96,7 @@ export function hunyuanStreamConversion(input: RelayInput, now: () => number = D
         );
       }
       if (wantsUsage && lastUsage)
-        out.enqueue(
-          sseFrame({
-            id: id || `hunyuan-${created}`,
-            object: 'chat.completion.chunk',
-            created,
-            model: input.upstreamModel,
-            choices: [],
-            usage: openAIUsage(lastUsage),
-          }),
-        );
+        out.enqueue(usageChunkFrame(id || `hunyuan-${created}`, created, input.upstreamModel, lastUsage));
       out.enqueue(DONE_FRAME);
     },
   };

@@ -8,6 +8,7 @@
  */
 import { type Usage, usage } from '../../core/usage.ts';
 import { isObject, num, type Obj, str } from '../json.ts';
+import { openAIUsage } from '../plain-chat.ts';
 import type { ParsedResponse, RelayInput, UpstreamError } from '../types.ts';
 import { UpstreamFailure } from '../types.ts';
 
@@ -98,12 +99,6 @@ export function sparkError(code: number, message: string, sid: string): Upstream
 }
 
 export const chatId = (sid: string, created: number): string => `chatcmpl-${sid || created.toString(36)}`;
-
-export const openAIUsage = (u: Usage): Obj => ({
-  prompt_tokens: u.promptTokens,
-  completion_tokens: u.completionTokens,
-  total_tokens: u.promptTokens + u.completionTokens,
-});
 
 /** All frames → one `chat.completion`; an error frame (or no final frame) fails the call. */
 export function parseSparkResponse(input: RelayInput, body: Uint8Array, now: () => number): ParsedResponse {

@@ -9,12 +9,9 @@ import type { Usage } from '../../core/usage.ts';
 import type { FrameSink } from '../frames.ts';
 import type { Obj } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
+import { DONE_FRAME, sseFrame, usageChunkFrame } from '../plain-chat.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
-import { chatId, openAIUsage, parseFrame, sparkError } from './response.ts';
-
-const encoder = new TextEncoder();
-const sse = (payload: unknown) => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
-const DONE = encoder.encode('data: [DONE]\n\n');
+import { chatId, parseFrame, sparkError } from './response.ts';
 
 export function sparkStreamConversion(input: RelayInput, now: () => number = Date.now): StreamConversion {
   const decoder = new TextDecoder();
@@ -38,8 +35,8 @@ export function sparkStreamConversion(input: RelayInput, now: () => number = Dat
   });
   const fail = (out: FrameSink, message: string, type: string, code: string | null) => {
     ended = true;
-    out.enqueue(sse({ error: { message, type, param: null, code } }));
-    out.enqueue(DONE);
+    out.enqueue(sseFrame({ error: { message, type, param: null, code } }));
+    out.enqueue(DONE_FRAME);
   };
 
   function line(raw: string, out: FrameSink): void {
@@ -53,18 +50,18 @@ export function sparkStreamConversion(input: RelayInput, now: () => number = Dat
     }
     if (!started) {
       started = true;
-      out.enqueue(sse(chunk({ role: 'assistant', content: '' }, null)));
+      out.enqueue(sseFrame(chunk({ role: 'assistant', content: '' }, null)));
     }
     if (f.text) {
       text.push(f.text);
       sawFirstToken = true;
-      out.enqueue(sse(chunk({ content: f.text }, null)));
+      out.enqueue(sseFrame(chunk({ content: f.text }, null)));
     }
     if (f.functionCall) {
       sawFirstToken = true;
       text.push(f.functionCall.name, f.functionCall.arguments);
       out.enqueue(
-        sse(
+        sseFrame(
           chunk(
             {
               tool_calls: [
@@ -85,19 +82,10 @@ export function sparkStreamConversion(input: RelayInput, now: () => number = Dat
     if (f.usage) u = f.usage;
     if (f.status === 2) {
       ended = true;
-      out.enqueue(sse(chunk({}, calls > 0 ? 'tool_calls' : 'stop')));
+      out.enqueue(sseFrame(chunk({}, calls > 0 ? 'tool_calls' : 'stop')));
       if (wantsUsage && u)
-        out.enqueue(
-          sse({
-            id: chatId(sid, created),
-            object: 'chat.completion.chunk',
-            created,
-            model: input.upstreamModel,
-            choices: [],
-            usage: openAIUsage(u),
-          }),
-        );
-      out.enqueue(DONE);
+        out.enqueue(usageChunkFrame(chatId(sid, created), created, input.upstreamModel, u));
+      out.enqueue(DONE_FRAME);
     }
   }
 

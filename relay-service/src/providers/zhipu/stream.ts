@@ -10,7 +10,7 @@ import { type Usage, ZERO_USAGE } from '../../core/usage.ts';
 import type { FrameSink, FrameTransformer } from '../frames.ts';
 import { isObject, type Obj, str } from '../json.ts';
 import { clientWantsStreamUsage } from '../openai/request.ts';
-import { DONE_FRAME, openAIUsage, parseJson, sseFrame, streamErrorFrame } from '../plain-chat.ts';
+import { DONE_FRAME, parseJson, sseFrame, streamErrorFrame, usageChunkFrame } from '../plain-chat.ts';
 import type { RelayInput, StreamConversion } from '../types.ts';
 import { zhipuFailure, zhipuUsage } from './response.ts';
 
@@ -188,16 +188,7 @@ export function zhipuStreamConversion(input: RelayInput, now: () => number = Dat
       handle(rest, out);
       done = true;
       if (wantsUsage && lastUsage)
-        out.enqueue(
-          sseFrame({
-            id: chunkId(),
-            object: 'chat.completion.chunk',
-            created,
-            model: input.upstreamModel,
-            choices: [],
-            usage: openAIUsage(lastUsage),
-          }),
-        );
+        out.enqueue(usageChunkFrame(chunkId(), created, input.upstreamModel, lastUsage));
       out.enqueue(DONE_FRAME);
     },
   };
