@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { osKey } from '#app/domain/versions/constants.ts';
 import { publicVersionsCtx } from '#app/domain/versions/http.server.ts';
 import { formatDate, Md5, Remark } from '#app/domain/versions/version-ui.tsx';
-import { latestVersions } from '#app/domain/versions/versions.server.ts';
+import { latestVersions, versionView } from '#app/domain/versions/versions.server.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
@@ -14,7 +14,11 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: data?.t
 /** GET /download (public): the newest version of each OS (Windows, Mac Intel, Mac Apple) with link and MD5. */
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await publicVersionsCtx(request, context);
-  return { title: ctx.t('versions:download.title'), latest: await latestVersions(ctx) };
+  const latest = (await latestVersions(ctx)).map((l) => ({
+    os_type: l.os_type,
+    version: l.version ? versionView(l.version) : null,
+  }));
+  return { title: ctx.t('versions:download.title'), latest };
 }
 
 const CSS =
@@ -69,7 +73,7 @@ export default function DownloadPage() {
                       <p style={{ margin: 0 }}>{t('download.forcedFrom', { versions: v.forceids })}</p>
                     ) : null}
                     <small>{t('download.releasedAt', { date: formatDate(v.last_date, timeZone) })}</small>
-                    <Remark html={v.remark} />
+                    <Remark html={v.remark_html} />
                   </>
                 ) : (
                   <p style={{ margin: 0 }}>{t('download.noneForOs')}</p>

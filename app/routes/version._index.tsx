@@ -26,7 +26,7 @@ import {
   VersionFields,
   VersionsErrorBoundary,
 } from '#app/domain/versions/version-ui.tsx';
-import { deleteVersion, listVersions } from '#app/domain/versions/versions.server.ts';
+import { deleteVersion, listVersions, versionView } from '#app/domain/versions/versions.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
 import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
@@ -45,7 +45,8 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const chosen = parsePageSize(url.searchParams.get('page_size'));
   const prefs = await getPreferences(request);
   const pageSize = chosen ?? prefs.pageSize;
-  const result = await listVersions(ctx, { page, pageSize });
+  const listed = await listVersions(ctx, { page, pageSize });
+  const result = { ...listed, list: listed.list.map(versionView) };
   const headers = new Headers();
   // The chosen page size is kept in the page_size preference cookie (seed §9: "stored locally").
   if (chosen && chosen !== prefs.pageSize) headers.append('Set-Cookie', await serializePageSize(chosen));
@@ -268,7 +269,7 @@ export default function VersionsPage() {
               <time dateTime={v.last_date}>{formatDate(v.last_date, timeZone)}</time>
             </td>
             <td>
-              <Remark html={v.remark} />
+              <Remark html={v.remark_html} />
             </td>
             <td>
               <div className="row-actions" title={t('actions.rowActions', { version: v.version })}>

@@ -157,6 +157,15 @@ describe('getPublicStatus', () => {
     expect(getPublicStatus(services(alipay)).enable_online_topup).toBe(true);
   });
 
+  it('answers the Footer option sanitized (pages and new-api clients insert footer_html as HTML)', () => {
+    const footer =
+      '<p class="f" onmouseover="steal()">(c) Acme <a href="jav&#x09;ascript:steal()">x</a>' +
+      '<img src=x onerror="steal()"><script>steal()</script><svg onload="steal()"></svg></p>';
+    expect(getPublicStatus(services({ Footer: footer })).footer_html).toBe(
+      '<p class="f">(c) Acme x<img src="x" /></p>',
+    );
+  });
+
   it('reads page content options', () => {
     expect(getContent(services({ About: '  hello \n' }), 'About')).toBe('hello');
     expect(getContent(services({}), 'HomePageContent')).toBe('');

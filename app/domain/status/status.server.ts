@@ -1,4 +1,5 @@
 import { enabledPayMethods } from '#app/domain/payments/config.server.ts';
+import { sanitizeAdminHtml } from '#app/domain/security/sanitize-html.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /** One configured chat page: `{ "<name>": "<url template>" }`, as in new-api's `Chats` option. */
@@ -11,6 +12,7 @@ export type ChatEntry = Record<string, string>;
 export type PublicStatus = {
   system_name: string;
   logo: string;
+  /** the Footer option through the admin HTML sanitizer (ADR 032): pages and new-api clients insert it as HTML */
   footer_html: string;
   quota_per_unit: number;
   display_in_currency: boolean;
@@ -116,7 +118,7 @@ export function getPublicStatus(
   return {
     system_name: o.str('SystemName', 'Switchyard') || 'Switchyard',
     logo: o.str('Logo'),
-    footer_html: o.str('Footer'),
+    footer_html: sanitizeAdminHtml(o.str('Footer')),
     quota_per_unit: o.num('QuotaPerUnit', 500_000),
     display_in_currency: o.bool('DisplayInCurrencyEnabled', true),
     enable_drawing: o.bool('DrawingEnabled', true),

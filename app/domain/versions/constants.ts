@@ -27,6 +27,6 @@ export type VersionWire = {
   force: number;
   /** ISO 8601 */
   last_date: string;
-  /** rich text as stored; render it through sanitizeRemark */
+  /** rich text as stored; pages show `versionView(row).remark_html` (sanitized on the server) */
   remark: string;
 };

@@ -4,7 +4,6 @@ import { ListErrorBoundary } from '#app/components/list/error-boundary.tsx';
 import { useToast } from '#app/components/toaster.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { OS_TYPES, osKey, VERSION_MODAL_WIDTH, type VersionWire } from '#app/domain/versions/constants.ts';
-import { sanitizeRemark } from '#app/domain/versions/sanitize.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { formatDateTime } from '#app/utils/time.ts';
 
@@ -184,16 +183,10 @@ export function OsLabel({ osType }: { osType: number }) {
   return <span data-os-type={osType}>{t(`os.${osKey(osType)}`)}</span>;
 }
 
-/** The remark (rich text) through the allow-list sanitiser. */
+/** The remark as the server sanitized it (`versionView(...).remark_html`, ADR 032). */
 export function Remark({ html, style }: { html: string; style?: CSSProperties }) {
   if (!html.trim()) return null;
-  return (
-    <div
-      className="version-remark"
-      style={style}
-      dangerouslySetInnerHTML={{ __html: sanitizeRemark(html) }}
-    />
-  );
+  return <div className="version-remark" style={style} dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
 /** An MD5 in monospace; with JavaScript a copy button (toast 'copied: {text}' or the manual-copy message). */

@@ -4,6 +4,7 @@ import { Version } from '@switchyard/db/entities/version.ts';
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
+import { sanitizeRemark } from '#app/domain/security/sanitize-html.server.ts';
 import { parseInput as parseWith } from '#app/domain/validation.ts';
 import { OS_TYPES, type OsTypeValue, type VersionWire } from '#app/domain/versions/constants.ts';
 
@@ -87,6 +88,16 @@ export function serializeVersion(v: Version): VersionWire {
 }
 
 export type VersionList = { list: VersionWire[]; page: number; total: number; page_size: number };
+
+/**
+ * A row as pages show it: the remark also as sanitized HTML (ADR 032), made here on the server so the stored
+ * rich text (kept as given, as the JSON API answers it) never reaches a page unsanitized.
+ */
+export type VersionView = VersionWire & { remark_html: string };
+
+export function versionView(v: VersionWire): VersionView {
+  return { ...v, remark_html: sanitizeRemark(v.remark) };
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Guards and validation
