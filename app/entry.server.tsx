@@ -10,9 +10,11 @@ import { createInstance } from 'i18next';
 import { isbot } from 'isbot';
 import { renderToPipeableStream } from 'react-dom/server';
 import { I18nextProvider, initReactI18next } from 'react-i18next';
+import { createNonce, setPageSecurityHeaders } from '#app/domain/security/csp.server.ts';
 import { i18nConfig } from '#app/i18n/config.ts';
 import { getLocale, i18next } from '#app/i18n/i18n.server.ts';
 import { resources } from '#app/i18n/resources.ts';
+import { NonceContext } from '#app/utils/nonce.ts';
 
 export const streamTimeout = 5_000;
 
@@ -46,16 +48,23 @@ export default async function handleRequest(
     .use(initReactI18next)
     .init({ ...i18nConfig, lng, ns: ns.length ? ns : ['common'], resources });
 
+  // A fresh CSP nonce for this page (ADR 032): in the header, and on every script the page renders.
+  const nonce = createNonce();
+  setPageSecurityHeaders(responseHeaders, nonce, { dev: import.meta.env.DEV });
+
   const readyEvent =
     isbot(request.headers.get('user-agent')) || remixContext.isSpaMode ? 'onAllReady' : 'onShellReady';
 
   return new Promise<Response>((resolve, reject) => {
     let shellRendered = false;
     const { pipe, abort } = renderToPipeableStream(
-      <I18nextProvider i18n={instance}>
-        <RemixServer context={remixContext} url={request.url} />
-      </I18nextProvider>,
+      <NonceContext.Provider value={nonce}>
+        <I18nextProvider i18n={instance}>
+          <RemixServer context={remixContext} url={request.url} nonce={nonce} />
+        </I18nextProvider>
+      </NonceContext.Provider>,
       {
+        nonce,
         [readyEvent]() {
           shellRendered = true;
           const body = new PassThrough();

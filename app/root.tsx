@@ -30,6 +30,7 @@ import { getPublicStatus } from '#app/domain/status/status.server.ts';
 import { getLocale } from '#app/i18n/i18n.server.ts';
 import { getServices } from '#app/services.server.ts';
 import appStyles from '#app/styles/app.css?url';
+import { useNonce } from '#app/utils/nonce.ts';
 import { getPreferences } from '#app/utils/preferences.server.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { getToast } from '#app/utils/toast.server.ts';
@@ -84,6 +85,7 @@ function Document({
   children: ReactNode;
 }) {
   const { i18n } = useTranslation();
+  const nonce = useNonce();
   return (
     <html lang={locale} dir={i18n.dir(locale)} data-theme={theme}>
       <head>
@@ -96,8 +98,8 @@ function Document({
       </head>
       <body>
         {children}
-        <ScrollRestoration />
-        <Scripts />
+        <ScrollRestoration nonce={nonce} />
+        <Scripts nonce={nonce} />
       </body>
     </html>
   );

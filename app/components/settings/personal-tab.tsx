@@ -18,6 +18,7 @@ import type { PersonalTabData } from '#app/domain/account/settings-page.server.t
 import type { SettingDialog } from '#app/domain/account/tabs.ts';
 import type { PersonalReply } from '#app/domain/settings/personal.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
+import { useNonce } from '#app/utils/nonce.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
 const PERSONAL = '/setting?tab=personal';
@@ -241,6 +242,8 @@ function TimeZoneCard() {
 
 function InfoCard({ data }: { data: PersonalTabData }) {
   const { t } = useTranslation('settings');
+  // the Telegram widget's script is rendered by the server: it runs only with this page's CSP nonce
+  const nonce = useNonce();
   const { self, providers } = data;
   const token = useReply('token')?.token;
   const tokenBusy = useBusy('token');
@@ -285,6 +288,7 @@ function InfoCard({ data }: { data: PersonalTabData }) {
           {providers.telegram && !self.telegram_id && data.telegramBot ? (
             <script
               async
+              nonce={nonce}
               src="https://telegram.org/js/telegram-widget.js?22"
               data-telegram-login={data.telegramBot}
               data-size="small"
