@@ -42,7 +42,8 @@ export function pollStatus(
 }
 
 /**
- * Footer from the `Footer` option (admin-authored HTML, rendered as in new-api); a default line otherwise.
+ * Footer from the `Footer` option (admin-authored HTML, sanitized by the server in `footer_html`, ADR 032); a
+ * default line otherwise.
  * Rendered from the server's status, then refreshed in the browser as new-api does (5 polls at 200 ms), so a
  * page restored from the cache still shows the current footer.
  */

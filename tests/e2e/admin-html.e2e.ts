@@ -409,7 +409,7 @@ describe('Content-Security-Policy on every page', () => {
     // javascript: link clicked (React re-renders the document when it finds the spliced nodes, so these are
     // made after hydration).
     await page.evaluate(
-      ([html, js]) => {
+      ({ html, js }) => {
         const box = document.createElement('div');
         box.innerHTML = html;
         document.body.append(box);
@@ -419,10 +419,10 @@ describe('Content-Security-Policy on every page', () => {
         document.body.append(a);
         a.click();
       },
-      [
-        `<img src="x-missing.png" onerror="${code('bypass-inner-onerror')}"><svg><animate onbegin="${code('bypass-inner-svg')}" attributeName="x" dur="1s"/></svg>`,
-        code('bypass-js-url'),
-      ],
+      {
+        html: `<img src="x-missing.png" onerror="${code('bypass-inner-onerror')}"><svg><animate onbegin="${code('bypass-inner-svg')}" attributeName="x" dur="1s"/></svg>`,
+        js: code('bypass-js-url'),
+      },
     );
     await page.waitForTimeout(500);
     await collect(page, seen);

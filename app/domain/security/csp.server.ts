@@ -25,19 +25,22 @@ function originOf(url: string): string | null {
  * with a redirect to the provider's authorize page; browsers check that redirect against form-action, so the
  * providers' authorize origins (OAUTH_*_AUTHORIZE_URL may point elsewhere) are listed next to 'self'.
  */
-function formActionSources(env: NodeJS.ProcessEnv): string[] {
+function formActionSources(env: Env): string[] {
   const origins = new Set<string>();
   for (const provider of ['github', 'linuxdo'] as const) {
-    const origin = originOf(providerEndpoints(provider, env).authorize);
+    const origin = originOf(providerEndpoints(provider, env as NodeJS.ProcessEnv).authorize);
     if (origin) origins.add(origin);
   }
   return ["'self'", ...origins];
 }
 
+type Env = Record<string, string | undefined>;
+
 export type CspOptions = {
   /** Vite's dev server (HMR over a WebSocket, modules from memory); never set in production. */
   dev?: boolean;
-  env?: NodeJS.ProcessEnv;
+  /** where OAUTH_*_AUTHORIZE_URL are read (process.env) */
+  env?: Env;
 };
 
 /**
@@ -51,7 +54,7 @@ export type CspOptions = {
  * - object-src 'none', base-uri 'none', frame-ancestors 'self', form-action 'self' (+ OAuth authorize origins).
  */
 export function contentSecurityPolicy(nonce: string, options: CspOptions = {}): string {
-  const env = options.env ?? process.env;
+  const env: Env = options.env ?? process.env;
   const directives: [string, ...string[]][] = [
     ['default-src', "'self'"],
     ['script-src', `'nonce-${nonce}'`, "'strict-dynamic'"],
