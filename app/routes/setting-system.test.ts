@@ -21,6 +21,7 @@ let options: OptionService;
 let services: Record<string, unknown>;
 let smtp: SmtpCapture;
 let adminToken = '';
+let rootToken = '';
 let bareAdminToken = '';
 let userToken = '';
 
@@ -30,6 +31,7 @@ beforeAll(async () => {
   smtp = await startSmtpCapture();
   const admin = await makeUser(db.orm, { role: Role.Admin, email: 'root@example.com' });
   adminToken = (await makeSession(db.orm, admin)).token;
+  rootToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Root }))).token;
   bareAdminToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Admin }))).token;
   userToken = (await makeSession(db.orm, await makeUser(db.orm))).token;
 });
@@ -127,9 +129,10 @@ describe('system tab', () => {
 
   it('stores the server and worker addresses without a trailing slash; an empty secret is kept', async () => {
     await options.set('WorkerValidKey', 'old-key');
+    // Root-only keys (ADR 033): root saves them.
     const res = (await action(
       args(
-        req(adminToken, [
+        req(rootToken, [
           ['intent', 'option:systemGeneral'],
           ['ServerAddress', 'https://gw.example.com/'],
           ['WorkerUrl', 'https://worker.example.com//'],
@@ -182,10 +185,10 @@ describe('system tab', () => {
     expect(options.get('PasswordLoginEnabled')).toBe(true);
   });
 
-  it('saves the SMTP settings and sends a test mail to the admin through them', async () => {
+  it('saves the SMTP settings (root) and sends a test mail to the admin through them', async () => {
     const saved = (await action(
       args(
-        req(adminToken, [
+        req(rootToken, [
           ['intent', 'option:systemSmtp'],
           ['SMTPServer', smtp.host],
           ['SMTPPort', String(smtp.port)],

@@ -25,6 +25,7 @@ let services: Record<string, unknown>;
 let releases: Server;
 let latestTag = 'v1.2.3';
 let adminToken = '';
+let rootToken = '';
 let userToken = '';
 
 beforeAll(async () => {
@@ -36,6 +37,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => releases.listen(0, '127.0.0.1', resolve));
   adminToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Admin }))).token;
+  rootToken = (await makeSession(db.orm, await makeUser(db.orm, { role: Role.Root }))).token;
   userToken = (await makeSession(db.orm, await makeUser(db.orm))).token;
 });
 afterAll(async () => {
@@ -103,6 +105,8 @@ describe('ratelimit tab', () => {
         ModelRequestRateLimitSuccessCount: '1000',
       },
       secretsSet: {},
+      readOnly: {},
+      readOnlyForms: {},
     });
     const denied = (await loader(args(req('/setting?tab=ratelimit', userToken)))) as unknown as Reply;
     expect(denied.init?.status).toBe(403);
@@ -205,21 +209,23 @@ describe('other tab', () => {
     expect(options.getRaw('Notice')).toBe('maintenance at 2am');
     expect(options.getRaw('SystemName')).toBe('Gate');
     expect(await audited()).toEqual(['Notice', 'SystemName']);
-    for (const [id, key, value, message] of [
-      ['logo', 'Logo', 'https://cdn.example.com/logo.png', 'Logo updated'],
-      ['homePageContent', 'HomePageContent', '# Welcome', 'Home page content updated'],
-      ['about', 'About', 'About us', 'About content updated'],
-      ['footer', 'Footer', '<b>footer</b>', 'Footer content updated'],
+    for (const [id, key, value, message, token] of [
+      ['logo', 'Logo', 'https://cdn.example.com/logo.png', 'Logo updated', adminToken],
+      ['homePageContent', 'HomePageContent', '# Welcome', 'Home page content updated', adminToken],
+      ['about', 'About', 'About us', 'About content updated', adminToken],
+      ['footer', 'Footer', '<b>footer</b>', 'Footer content updated', adminToken],
+      // root-only (ADR 033): the address users are told to send their keys to
       [
         'apiAddressList',
         'apiAddressList',
         '[{"title":"main","url":"https://api.example.com","line":"CN"}]',
         'API address list updated',
+        rootToken,
       ],
     ] as const) {
       const res = (await action(
         args(
-          req('/setting?tab=other', adminToken, [
+          req('/setting?tab=other', token, [
             ['intent', `option:${id}`],
             [key, value],
           ]),
@@ -233,7 +239,7 @@ describe('other tab', () => {
   it('refuses an API address list that is not JSON and saves nothing', async () => {
     const bad = (await action(
       args(
-        req('/setting?tab=other', adminToken, [
+        req('/setting?tab=other', rootToken, [
           ['intent', 'option:apiAddressList'],
           ['apiAddressList', '[{"title":'],
         ]),
@@ -313,12 +319,12 @@ describe('pay tab', () => {
 
   it('refuses MinTopUp below 1 and a negative amount, saving nothing', async () => {
     const min = (await action(
-      args(req('/setting?tab=pay', adminToken, PLAN('8', '0', ['1'], []))),
+      args(req('/setting?tab=pay', adminToken, PLAN('7.3', '0', ['1'], []))),
     )) as unknown as Reply;
     expect(min.init?.status).toBe(400);
     expect(min.data.error).toBe('MinTopUp: must be at least 1');
     const negative = (await action(
-      args(req('/setting?tab=pay', adminToken, PLAN('8', '2', ['-1'], []))),
+      args(req('/setting?tab=pay', adminToken, PLAN('7.3', '2', ['-1'], []))),
     )) as unknown as Reply;
     expect(negative.data.fieldErrors).toHaveProperty('ProductConfig');
     expect(await audited()).toEqual([]);
@@ -336,11 +342,12 @@ describe('pay tab', () => {
       ['WeChatPayApiV3Key', key],
       ['WeChatPayApiCertKey', ''],
     ];
-    const kept = (await action(args(req('/setting?tab=pay', adminToken, form('', '1900'))))) as Response;
+    // Payment keys are root-only (ADR 033).
+    const kept = (await action(args(req('/setting?tab=pay', rootToken, form('', '1900'))))) as Response;
     expect(await toastOf(kept)).toBe('WeChat Pay settings updated');
     expect(options.getRaw('WeChatPayApiV3Key')).toBe('old-v3-key');
     expect(options.getRaw('WeChatPayApiCertKey')).toBe('');
-    await action(args(req('/setting?tab=pay', adminToken, form('new-v3-key', '1900'))));
+    await action(args(req('/setting?tab=pay', rootToken, form('new-v3-key', '1900'))));
     expect(options.getRaw('WeChatPayApiV3Key')).toBe('new-v3-key');
     // The first entry is the setup's own write.
     expect(await audited()).toEqual([
@@ -355,8 +362,8 @@ describe('pay tab', () => {
 });
 
 describe('operation tab', () => {
-  const post = (form: [string, string][], lang = 'en') =>
-    action(args(req('/setting?tab=operation', adminToken, form, lang)));
+  const post = (form: [string, string][], lang = 'en', token = adminToken) =>
+    action(args(req('/setting?tab=operation', token, form, lang)));
 
   it('lists every section key with the seed defaults; 403 for a non-admin', async () => {
     const page = (await loader(args(req('/setting?tab=operation', adminToken)))) as unknown as Reply;
@@ -465,10 +472,14 @@ describe('operation tab', () => {
       error: 'UserUsableGroups: not a valid JSON string',
       values: { UserUsableGroups: '{"default":' },
     });
-    const chats = (await post([
-      ['intent', 'option:opChats'],
-      ['Chats', 'not json'],
-    ])) as unknown as Reply;
+    const chats = (await post(
+      [
+        ['intent', 'option:opChats'],
+        ['Chats', 'not json'],
+      ],
+      'en',
+      rootToken,
+    )) as unknown as Reply;
     expect(chats.data.error).toBe('Chats: not a valid JSON string');
     const interval = (await post([
       ['intent', 'option:opDashboard'],

@@ -58,6 +58,7 @@ let h: Harness;
 let orm: MikroORM;
 let user: E2eUser;
 let root: E2eUser;
+let admin: E2eUser;
 
 beforeAll(async () => {
   h = await launch();
@@ -65,6 +66,7 @@ beforeAll(async () => {
   const run = Date.now().toString(36).slice(-5);
   user = await createE2eUser(orm, `a11y_u_${run}`, { role: Role.User });
   root = await createE2eUser(orm, `a11y_r_${run}`, { role: Role.Root });
+  admin = await createE2eUser(orm, `a11y_a_${run}`, { role: Role.Admin });
   const rows = await seedConsoleRows(orm, user, root, inject('openaiURL'));
   // the record pages behind the lists (the no-JavaScript editors, the key page, a user's logs)
   ADMIN_PAGES.push(
@@ -87,6 +89,12 @@ describe.each(MODES)('axe-core with JavaScript %s', (mode: Mode) => {
     ['a user', 'user', () => [...PUBLIC_PAGES.slice(0, 3), ...USER_PAGES]],
     // (read when the test runs: beforeAll adds the record pages of the seeded rows)
     ['root', 'root', () => [...USER_PAGES, ...ADMIN_PAGES]],
+    // the tabs with root-only fields, shown read-only to an administrator (ADR 033)
+    [
+      'an administrator',
+      'admin',
+      () => ['/setting?tab=operation', '/setting?tab=system', '/setting?tab=other', '/setting?tab=pay'],
+    ],
   ] as const)(
     'as %s: no serious or critical violation on any page',
     async (_name, who, pages) => {
@@ -94,7 +102,7 @@ describe.each(MODES)('axe-core with JavaScript %s', (mode: Mode) => {
       // JavaScript context is used with every /assets/*.js request refused: nothing hydrates).
       const page = await h.page('js');
       if (mode === 'nojs') await page.route(/\/assets\/.*\.js$/, (route) => route.abort());
-      if (who) await signIn(h, 'js', who === 'user' ? user : root);
+      if (who) await signIn(h, 'js', who === 'user' ? user : who === 'admin' ? admin : root);
       const found: Violation[] = [];
       for (const path of pages()) found.push(...(await audit(page, mode, path)));
       expect(found).toEqual([]);

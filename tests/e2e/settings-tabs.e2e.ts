@@ -4,6 +4,9 @@
  * value is refused with the registry's message next to its field and nothing is stored, and the update check
  * answers 'failed to check for updates' (the suite's RELEASES_URL points at a closed port, as when offline).
  * Disabling password login asks first: a react-aria dialog with JavaScript, a confirmation step without.
+ * Root-only keys (ADR 033: mail, addresses, OAuth, payment keys, links) are changed by root; an administrator sees
+ * them read-only with "only root can change this", can still save the other keys of a mixed form, and a post that
+ * forces one is refused.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Option } from '@switchyard/db/entities/option.ts';
@@ -52,6 +55,7 @@ const TOUCHED = [
   'SMTPFrom',
   'SMTPToken',
   'EmailDomainWhitelist',
+  'apiAddressList',
 ];
 
 beforeAll(async () => {
@@ -97,13 +101,17 @@ const save = (page: Page, intent: string) =>
 describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
   const p = `${mode}${run}`;
   let admin: E2eUser;
+  let root: E2eUser;
   let page: Page;
 
   beforeAll(async () => {
     admin = await createE2eUser(orm, `tadm_${p}`, { role: Role.Admin, email: `tadm_${p}@example.com` });
+    root = await createE2eUser(orm, `troot_${p}`, { role: Role.Root, email: `troot_${p}@example.com` });
     page = await h.page(mode);
     await signIn(h, mode, admin);
   });
+  /** The session cookie of `who` replaces the current one (root-only keys are root's to change). */
+  const signInAs = (who: E2eUser) => signIn(h, mode, who);
 
   it('ratelimit: saves the changed keys, then says nothing changed', async () => {
     const res = await openTab(page, mode, 'ratelimit');
@@ -157,7 +165,8 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     expect(await stored('About')).toBeUndefined();
   });
 
-  it('other: refuses an API address list that is not JSON', async () => {
+  it('other: refuses an API address list that is not JSON (root)', async () => {
+    await signInAs(root);
     await openTab(page, mode, 'other');
     await page.locator('[name="apiAddressList"]').fill('[{"title": ');
     await save(page, 'option:apiAddressList');
@@ -165,6 +174,7 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
       .poll(() => page.getByTestId('opt-apiAddressList-apiAddressList-error').textContent())
       .toBe('apiAddressList：不是合法的 JSON 字符串');
     expect(await stored('apiAddressList')).toBeUndefined();
+    await signInAs(admin);
   });
   it('pay: plan amounts as one input each, MinTopUp >= 1, a write-only secret', async () => {
     const res = await openTab(page, mode, 'pay');
@@ -185,6 +195,8 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
       .toBe('MinTopUp：不能小于 1');
     expect(await stored('MinTopUp')).toBe(minTopUp);
 
+    // Payment keys are root's (ADR 033).
+    await signInAs(root);
     await openTab(page, mode, 'pay');
     const key = page.getByLabel('支付宝应用私钥');
     expect(await key.inputValue()).toBe('');
@@ -203,6 +215,7 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await save(page, 'option:alipay');
     await expect.poll(() => stored('AlipayAppId')).toBe(`app2-${p}`);
     expect(await stored('AlipayPrivateKey')).toBe(sealed);
+    await signInAs(admin);
   });
 
   it('operation: a section saves its changed keys, JSON and the export interval are refused, logs need a time', async () => {
@@ -247,7 +260,8 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await expect.poll(() => page.locator('p[role="alert"]').textContent()).toBe('请选择日志时间');
   });
 
-  it('system: addresses lose their trailing slash; secrets are write-only', async () => {
+  it('system: addresses lose their trailing slash; secrets are write-only (root)', async () => {
+    await signInAs(root);
     const res = await openTab(page, mode, 'system');
     expect(res?.status()).toBe(200);
     await page.getByLabel('服务器地址', { exact: true }).fill(`https://${p}.example.com/`);
@@ -264,6 +278,9 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     expect(await page.getByLabel('GitHub Client Secret').inputValue()).toBe('');
     expect(await page.getByLabel('GitHub Client Secret').getAttribute('data-secret-set')).toBe('true');
     expect(await page.content()).not.toContain(`gh-${p}`);
+    // The e-mail domain whitelist is an administrator's.
+    await signInAs(admin);
+    await openTab(page, mode, 'system');
     await page.getByLabel('允许的邮箱域名').fill(`example.com,${p}.org`);
     await save(page, 'option:systemEmailDomain');
     await expect.poll(() => toast(page).first().textContent()).toContain('邮箱域名设置已更新');
@@ -297,7 +314,8 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await expect.poll(() => stored('PasswordLoginEnabled')).toBe('true');
   });
 
-  it('system: saves SMTP and sends a test mail to the admin through it', async () => {
+  it('system: root saves SMTP; the admin sends a test mail to themselves through it', async () => {
+    await signInAs(root);
     await openTab(page, mode, 'system');
     await page.getByLabel('SMTP 服务器地址').fill(smtp.host);
     await page.getByLabel('SMTP 端口').fill(String(smtp.port));
@@ -306,6 +324,7 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
     await page.getByLabel('SMTP 访问凭证 / 密码').fill(`pw-${p}`);
     await save(page, 'option:systemSmtp');
     await expect.poll(() => toast(page).first().textContent()).toContain('SMTP 设置已更新');
+    await signInAs(admin);
     await openTab(page, mode, 'system');
     await post(page, () => page.getByRole('button', { name: '发送测试邮件' }).click());
     await expect
@@ -313,5 +332,44 @@ describe.each(MODES)('settings tabs with JavaScript %s', (mode: Mode) => {
       .toBe(`测试邮件已发送至 tadm_${p}@example.com`);
     const mail = await smtp.waitFor((m) => m.to.includes(`tadm_${p}@example.com`));
     expect(mail.from).toBe(`noreply-${p}@example.com`);
+  });
+
+  it('root-only settings are read-only to an administrator, and a forced post is refused', async () => {
+    await openTab(page, mode, 'system');
+    const server = page.getByLabel('SMTP 服务器地址');
+    expect(await server.isDisabled()).toBe(true);
+    expect(await page.getByLabel('SMTP 访问凭证 / 密码').isDisabled()).toBe(true);
+    expect(await page.getByLabel('SMTP 访问凭证 / 密码').inputValue()).toBe('');
+    expect(await page.getByTestId('systemSmtp-root-only').textContent()).toBe(
+      '仅超级管理员（root）可以修改这些设置',
+    );
+    expect(await page.locator('button[name="intent"][value="option:systemSmtp"]').isDisabled()).toBe(true);
+    // Login switches stay the administrator's.
+    expect(await page.getByLabel('允许通过密码进行登录').isDisabled()).toBe(false);
+
+    // A mixed form: the root-only fields are disabled with a note, the others save (disabled fields are not posted).
+    await openTab(page, mode, 'operation');
+    expect(await page.getByLabel('充值链接').isDisabled()).toBe(true);
+    expect(await page.getByTestId('opt-opGeneral-TopUpLink-root-only').textContent()).toBe(
+      '仅超级管理员（root）可以修改',
+    );
+    const retry = page.getByLabel('失败重试次数');
+    expect(await retry.isDisabled()).toBe(false);
+    const times = mode === 'js' ? '4' : '5';
+    await retry.fill(times);
+    await save(page, 'option:opGeneral');
+    await expect.poll(() => toast(page).first().textContent()).toContain('通用设置已更新');
+    expect(await stored('RetryTimes')).toBe(times);
+
+    // A post that forces a root-only key (what a crafted page or a script would send) changes nothing.
+    const before = await stored('SMTPServer');
+    const forced = await page.request.post('/setting?tab=system', {
+      form: { intent: 'option:systemSmtp', SMTPServer: 'smtp.attacker.example' },
+      headers: { Origin: h.baseURL, 'Sec-Fetch-Site': 'same-origin' },
+      maxRedirects: 0,
+    });
+    expect(forced.status()).toBe(400);
+    expect(await forced.text()).toContain('SMTPServer：仅超级管理员（root）可以修改此设置');
+    expect(await stored('SMTPServer')).toBe(before);
   });
 });

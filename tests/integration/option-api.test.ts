@@ -4,7 +4,7 @@
  * audit row, the model-ratio reset; and a change reaching a running relay within a second with no Redis
  * (PostgreSQL LISTEN/NOTIFY, ADR 020).
  */
-import { OPTION_KEYS, OPTIONS } from '@switchyard/db/options/registry.ts';
+import { isRootOnlyOption, OPTION_KEYS, OPTIONS } from '@switchyard/db/options/registry.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createPgPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,20 +81,28 @@ describe('GET /api/option/', () => {
   });
 
   it('never returns a secret, only whether it is set', async () => {
+    // SMTPToken is root-only to change (ADR 033); administrators list it like any other.
     expect(
-      (await envelopeOf(await put(admin, { key: 'SMTPToken', value: 'smtp-pass-4242' }))).body.success,
+      (await envelopeOf(await put(root, { key: 'SMTPToken', value: 'smtp-pass-4242' }))).body.success,
     ).toBe(true);
     const res = await list(admin);
     const text = await res.text();
     expect(text).not.toContain('smtp-pass-4242');
     const rows = JSON.parse(text).data as Record<string, unknown>[];
     const byKey = new Map(rows.map((row) => [row.key, row]));
-    expect(byKey.get('SMTPToken')).toEqual({ key: 'SMTPToken', value: '', secret: true, is_set: true });
+    expect(byKey.get('SMTPToken')).toEqual({
+      key: 'SMTPToken',
+      value: '',
+      secret: true,
+      is_set: true,
+      root_only: true,
+    });
     expect(byKey.get('GitHubClientSecret')).toEqual({
       key: 'GitHubClientSecret',
       value: '',
       secret: true,
       is_set: false,
+      root_only: true,
     });
     for (const key of OPTION_KEYS.filter((k) => OPTIONS[k].secret)) expect(byKey.get(key)?.value).toBe('');
     expect(byKey.get('SystemName')).toEqual({ key: 'SystemName', value: options.getRaw('SystemName') });
@@ -125,7 +133,10 @@ describe('PUT /api/option/', () => {
       ['claude.thinking_adapter_enabled', 'false', 'false', false],
     ];
     for (const [key, value, raw, typed] of cases) {
-      const { status, body } = await envelopeOf(await put(admin, { key, value }));
+      // Price and ServerAddress are root-only (ADR 033).
+      const { status, body } = await envelopeOf(
+        await put(isRootOnlyOption(key) ? root : admin, { key, value }),
+      );
       expect([key, status, body.success, body.message]).toEqual([key, 200, true, 'Setting updated']);
       expect(await stored(key)).toBe(raw);
       expect(options.get(key as never)).toEqual(typed);
@@ -147,7 +158,9 @@ describe('PUT /api/option/', () => {
     for (const [key, value, message] of cases) {
       const before = await stored(key);
       const auditsBefore = (await audits(key)).length;
-      const { status, body } = await envelopeOf(await put(admin, { key, value }));
+      const { status, body } = await envelopeOf(
+        await put(isRootOnlyOption(key) ? root : admin, { key, value }),
+      );
       expect([key, status, body.success, body.message]).toEqual([key, 200, false, message]);
       expect(await stored(key)).toBe(before);
       expect((await audits(key)).length).toBe(auditsBefore);
@@ -163,10 +176,10 @@ describe('PUT /api/option/', () => {
   });
 
   it('audits a change with who made it and redacts secrets', async () => {
-    const res = await put(admin, { key: 'TurnstileSecretKey', value: 'ts-secret-777' });
+    const res = await put(root, { key: 'TurnstileSecretKey', value: 'ts-secret-777' });
     expect((await envelopeOf(res)).body.success).toBe(true);
     const [row] = (await audits('TurnstileSecretKey')).slice(-1);
-    expect(row?.actor_id).toBe(admin.id);
+    expect(row?.actor_id).toBe(root.id);
     expect(JSON.parse(row!.after)).toEqual({ value: '[redacted]' });
     expect(JSON.stringify(await audits('TurnstileSecretKey'))).not.toContain('ts-secret-777');
     expect(options.get('TurnstileSecretKey')).toBe('ts-secret-777');
@@ -178,10 +191,10 @@ describe('PUT /api/option/', () => {
     await put(root, { key: 'PasswordLoginEnabled', value: 'true' });
   });
 
-  it('takes every registry key (its default value is accepted and stored)', async () => {
+  it('takes every registry key from root (its default value is accepted and stored)', async () => {
     const refused: string[] = [];
     for (const key of OPTION_KEYS) {
-      const { body } = await envelopeOf(await put(admin, { key, value: OPTIONS[key].default }));
+      const { body } = await envelopeOf(await put(root, { key, value: OPTIONS[key].default }));
       if (!body.success) refused.push(`${key}: ${body.message}`);
       else expect([key, options.getRaw(key)]).toEqual([key, OPTIONS[key].default]);
     }

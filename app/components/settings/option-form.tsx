@@ -3,7 +3,9 @@
  * own save button posting `intent=option:<id>` to /setting?tab=<tab>. A plain POST form (works without
  * JavaScript; with it Remix submits the same form by fetch). The server saves only the changed keys and answers
  * 'you seem to have changed nothing', 'partial save failed, please retry' or the form's confirmation (toast).
- * Fields read the stored value, or what was typed when the server refused it, and show the key's error.
+ * Fields read the stored value, or what was typed when the server refused it, and show the key's error. A key the
+ * viewer may not change (root-only for an administrator, ADR 033) is a disabled field saying "only root can
+ * change this": disabled fields are not posted, and the server refuses them anyway.
  */
 import { Form, useActionData, useNavigation } from '@remix-run/react';
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
@@ -51,11 +53,18 @@ export function OptionForm({
   const busy = navigation.state !== 'idle' && navigation.formData?.get('intent') === intent;
   const titleId = `${fieldId(id, 'title')}`;
   const formId = fieldId(id, 'form');
+  // Every key root-only for this viewer (ADR 033): the fields are read-only and there is nothing to save.
+  const readOnly = data.readOnlyForms?.[id] === true;
   return (
     <FormContext.Provider value={{ id, data, reply }}>
       <section className="card option-form" aria-labelledby={titleId}>
         <h2 id={titleId}>{title}</h2>
         <Form id={formId} method="post" action={`/setting?tab=${tab}`} className="settings-form" noValidate>
+          {readOnly ? (
+            <p className="notice" data-testid={`${id}-root-only`}>
+              {t('optionForm.rootOnlyForm')}
+            </p>
+          ) : null}
           {reply?.error ? (
             <p className="form-error" role="alert" data-testid={`${id}-error`}>
               {reply.error}
@@ -73,7 +82,13 @@ export function OptionForm({
             />
           ) : null}
           <div>
-            <Button type="submit" variant="primary" name="intent" value={intent} isDisabled={busy}>
+            <Button
+              type="submit"
+              variant="primary"
+              name="intent"
+              value={intent}
+              isDisabled={busy || readOnly}
+            >
               {saveLabel ?? t('optionForm.save')}
             </Button>
           </div>
@@ -169,7 +184,11 @@ function useField(name: string) {
   const id = fieldId(state.id, name);
   const value = state.reply?.values?.[name] ?? state.data.values[name] ?? '';
   const error = state.reply?.fieldErrors?.[name]?.[0];
-  return { id, value, error, secretSet: state.data.secretsSet[name] ?? false };
+  // Root-only for this viewer (ADR 033): disabled, so the browser never posts it; the server refuses it anyway.
+  const readOnly = state.data.readOnly?.[name] === true;
+  // The form's own note says it once when every field is read-only.
+  const note = readOnly && state.data.readOnlyForms?.[state.id] !== true;
+  return { id, value, error, readOnly, note, secretSet: state.data.secretsSet[name] ?? false };
 }
 
 function Described({
@@ -177,15 +196,24 @@ function Described({
   help,
   error,
   reserve,
+  note,
 }: {
   id: string;
   help?: string;
   error?: string;
   /** Keep the error's line even when empty (a field checked on blur). */
   reserve?: boolean;
+  /** Say that only root can change the field. */
+  note?: boolean;
 }) {
+  const { t } = useTranslation('settings');
   return (
     <>
+      {note ? (
+        <span id={`${id}-root`} className="field-hint root-only" data-testid={`${id}-root-only`}>
+          {t('optionForm.rootOnly')}
+        </span>
+      ) : null}
       {help ? (
         <span id={`${id}-help`} className="field-hint">
           {help}
@@ -224,8 +252,10 @@ function useBlurCheck(serverError: string | undefined) {
   };
 }
 
-const describedBy = (id: string, help?: string, error?: string) =>
-  [help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+const describedBy = (id: string, help?: string, error?: string, note?: boolean) =>
+  [note ? `${id}-root` : '', help ? `${id}-help` : '', error ? `${id}-error` : '']
+    .filter(Boolean)
+    .join(' ') || undefined;
 
 /**
  * A one-line text or number input. With `rangeMessage`, a number outside `min`–`max` is flagged on blur (with
@@ -247,7 +277,7 @@ export function OptionInput({
   step?: number | 'any';
   rangeMessage?: string;
 }) {
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   const blur = useBlurCheck(error);
   const shown = rangeMessage ? blur.shown : error;
   return (
@@ -257,6 +287,7 @@ export function OptionInput({
         id={id}
         name={name}
         type={type}
+        disabled={readOnly}
         min={min}
         max={max}
         step={step}
@@ -275,16 +306,16 @@ export function OptionInput({
             : undefined
         }
         aria-invalid={shown ? true : undefined}
-        aria-describedby={describedBy(id, help, shown)}
+        aria-describedby={describedBy(id, help, shown, note)}
       />
-      <Described id={id} help={help} error={shown} reserve={rangeMessage !== undefined} />
+      <Described id={id} help={help} error={shown} reserve={rangeMessage !== undefined} note={note} />
     </div>
   );
 }
 
 /** A multi-line text (Markdown, HTML, JSON). */
 export function OptionTextArea({ name, label, help, rows = 6 }: FieldProps & { rows?: number }) {
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   return (
     <div className="option-field">
       <label htmlFor={id}>{label}</label>
@@ -292,33 +323,35 @@ export function OptionTextArea({ name, label, help, rows = 6 }: FieldProps & { r
         id={id}
         name={name}
         rows={rows}
+        disabled={readOnly}
         defaultValue={value}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(id, help, error)}
+        aria-describedby={describedBy(id, help, error, note)}
       />
-      <Described id={id} help={help} error={error} />
+      <Described id={id} help={help} error={error} note={note} />
     </div>
   );
 }
 
 /** A boolean option: an unchecked box posts nothing, so a hidden 'false' comes first and 'true' wins. */
 export function OptionSwitch({ name, label, help }: FieldProps) {
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   return (
     <div className="option-field">
-      <input type="hidden" name={name} value="false" />
+      <input type="hidden" name={name} value="false" disabled={readOnly} />
       <label htmlFor={id} className="inline">
         <input
           id={id}
           type="checkbox"
           name={name}
           value="true"
+          disabled={readOnly}
           defaultChecked={value === 'true'}
-          aria-describedby={describedBy(id, help, error)}
+          aria-describedby={describedBy(id, help, error, note)}
         />{' '}
         {label}
       </label>
-      <Described id={id} help={help} error={error} />
+      <Described id={id} help={help} error={error} note={note} />
     </div>
   );
 }
@@ -326,8 +359,13 @@ export function OptionSwitch({ name, label, help }: FieldProps) {
 /** A write-only secret: always empty, says whether a value is stored; left empty it is not sent (kept). */
 export function OptionSecret({ name, label, help }: FieldProps) {
   const { t } = useTranslation('settings');
-  const { id, error, secretSet } = useField(name);
-  const state = secretSet ? t('optionForm.secretSet') : t('optionForm.secretUnset');
+  const { id, error, secretSet, readOnly, note } = useField(name);
+  // Read-only, "leave empty to keep it" would be advice the viewer cannot follow: only whether a value is set.
+  const state = secretSet
+    ? readOnly
+      ? t('optionForm.secretSetReadOnly')
+      : t('optionForm.secretSet')
+    : t('optionForm.secretUnset');
   const hint = help ? `${state}. ${help}` : state;
   return (
     <div className="option-field">
@@ -337,13 +375,14 @@ export function OptionSecret({ name, label, help }: FieldProps) {
         name={name}
         type="password"
         autoComplete="new-password"
+        disabled={readOnly}
         defaultValue=""
         placeholder={secretSet ? '••••••••' : ''}
         data-secret-set={secretSet ? 'true' : 'false'}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(id, hint, error)}
+        aria-describedby={describedBy(id, hint, error, note)}
       />
-      <Described id={id} help={hint} error={error} />
+      <Described id={id} help={hint} error={error} note={note} />
     </div>
   );
 }
@@ -357,7 +396,7 @@ const BLANK_AMOUNTS = 3;
  */
 export function OptionNumberList({ name, label, help }: FieldProps) {
   const { t } = useTranslation('settings');
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   let amounts: unknown[] = [];
   try {
     const parsed: unknown = JSON.parse(value);
@@ -367,7 +406,11 @@ export function OptionNumberList({ name, label, help }: FieldProps) {
   }
   const slots = [...amounts.map((a) => String(a)), ...Array.from({ length: BLANK_AMOUNTS }, () => '')];
   return (
-    <fieldset className="option-field option-list" aria-describedby={describedBy(id, help, error)}>
+    <fieldset
+      className="option-field option-list"
+      disabled={readOnly}
+      aria-describedby={describedBy(id, help, error, note)}
+    >
       <legend id={`${id}-legend`}>{label}</legend>
       <div className="option-list-items">
         {slots.map((amount, i) => (
@@ -384,7 +427,7 @@ export function OptionNumberList({ name, label, help }: FieldProps) {
           />
         ))}
       </div>
-      <Described id={id} help={help} error={error} />
+      <Described id={id} help={help} error={error} note={note} />
     </fieldset>
   );
 }
@@ -396,16 +439,17 @@ export function OptionSelect({
   help,
   choices,
 }: FieldProps & { choices: readonly { value: string; label: string }[] }) {
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   return (
     <div className="option-field">
       <label htmlFor={id}>{label}</label>
       <select
         id={id}
         name={name}
+        disabled={readOnly}
         defaultValue={value}
         aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy(id, help, error)}
+        aria-describedby={describedBy(id, help, error, note)}
       >
         {choices.map((c) => (
           <option key={c.value} value={c.value}>
@@ -413,7 +457,7 @@ export function OptionSelect({
           </option>
         ))}
       </select>
-      <Described id={id} help={help} error={error} />
+      <Described id={id} help={help} error={error} note={note} />
     </div>
   );
 }
@@ -424,7 +468,7 @@ export function OptionSelect({
  */
 export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?: number }) {
   const { t } = useTranslation('settings');
-  const { id, value, error } = useField(name);
+  const { id, value, error, readOnly, note } = useField(name);
   const blur = useBlurCheck(error);
   const shown = blur.shown;
   return (
@@ -434,6 +478,7 @@ export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?
         id={id}
         name={name}
         rows={rows}
+        disabled={readOnly}
         defaultValue={value}
         spellCheck={false}
         onChange={blur.onChange}
@@ -447,9 +492,9 @@ export function OptionJson({ name, label, help, rows = 6 }: FieldProps & { rows?
           }
         }}
         aria-invalid={shown ? true : undefined}
-        aria-describedby={describedBy(id, help, shown)}
+        aria-describedby={describedBy(id, help, shown, note)}
       />
-      <Described id={id} help={help} error={shown} reserve />
+      <Described id={id} help={help} error={shown} reserve note={note} />
     </div>
   );
 }

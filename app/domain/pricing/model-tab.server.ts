@@ -1,17 +1,18 @@
 /**
  * Settings "modelTab" (seed 000 §2 settings, §4 "Pricing rows", §5 model ratio table, §7 options and pricing):
  * the ModelPrice / ModelRatio / CompletionRatio tables edited row by row, in batch, or as JSON; the list of
- * served models without a price; reset to the defaults. Every write goes through OptionService.set (validated,
+ * served models without a price; reset to the defaults. Every write goes through `updateOption` (validated,
  * one AuditEntry per key, announced to the relay) and only for keys that changed (seed 000 §4).
  */
 import { Role } from '@switchyard/db/entities/user.ts';
-import { OPTIONS, type OptionKey, OptionValidationError } from '@switchyard/db/options/registry.ts';
+import { OPTIONS, type OptionKey } from '@switchyard/db/options/registry.ts';
 import type { OptionService } from '@switchyard/db/options/service.ts';
 import { priceTablesFrom, resolvePrice } from '@switchyard/relay/core/pricing.ts';
 import type { TFunction } from 'i18next';
 import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { ForbiddenError, InputError, NotFoundError } from '#app/domain/errors.ts';
+import { updateOption } from '#app/domain/settings/options.server.ts';
 import { enabledModels } from './pricing.server.ts';
 
 export type ModelTabCtx = {
@@ -84,10 +85,10 @@ async function writeTables(ctx: ModelTabCtx, next: Tables): Promise<number> {
   let written = 0;
   for (const key of changed) {
     try {
-      await ctx.options.set(key, JSON.stringify(next[key]), ctx.actor.id, { ip: ctx.ip });
+      // The one option write path (validation, root-only check, audit, announcement).
+      await updateOption(ctx, key, JSON.stringify(next[key]));
     } catch (error) {
-      if (error instanceof OptionValidationError)
-        throw new InputError(error.message, { [key]: [error.message] });
+      if (error instanceof InputError) throw new InputError(error.message, { [key]: [error.message] });
       throw error;
     }
     written += 1;

@@ -61,7 +61,7 @@ beforeEach(async () => {
 
 describe('models settings tab', () => {
   it('loads the six options as text, JSON pretty-printed; its two forms post option intents', () => {
-    const tab = loadModelsSettings(options);
+    const tab = loadModelsSettings(options, { role: Role.Admin });
     expect(JSON.parse(tab.values['claude.default_max_tokens']!)).toEqual({ default: 8192 });
     expect(tab.values['claude.thinking_adapter_enabled']).toBe('true');
     expect(tab.values['claude.thinking_adapter_budget_tokens_percentage']).toBe('0.8');
@@ -72,7 +72,7 @@ describe('models settings tab', () => {
   });
 
   it('writes only the changed keys, each audited with the actor and address', async () => {
-    const current = loadModelsSettings(options).values;
+    const current = loadModelsSettings(options, { role: Role.Admin }).values;
     const saved = await saveOptionForm(ctxFor(Role.Admin), CLAUDE, {
       ...current,
       'claude.default_max_tokens': '{"default":4096,"claude-3-5-haiku-20241022":1000}',
@@ -95,7 +95,7 @@ describe('models settings tab', () => {
       ['claude.thinking_adapter_budget_tokens_percentage', 7, '203.0.113.9'],
     ]);
     const again = await refusal(
-      saveOptionForm(ctxFor(Role.Admin), CLAUDE, loadModelsSettings(options).values),
+      saveOptionForm(ctxFor(Role.Admin), CLAUDE, loadModelsSettings(options, { role: Role.Admin }).values),
     );
     expect(again.message).toBe('settings:optionForm.nothingChanged');
   });

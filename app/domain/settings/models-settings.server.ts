@@ -12,8 +12,9 @@ import {
   type OptionKey,
 } from '@switchyard/db/options/registry.ts';
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -50,8 +51,11 @@ export type ModelsSettingsData = OptionFormValues & {
   versions: readonly string[];
 };
 
-export function loadModelsSettings(options: Pick<OptionService, 'get' | 'getRaw'>): ModelsSettingsData {
-  const form = loadOptionValues(options, MODELS_KEYS);
+export function loadModelsSettings(
+  options: Pick<OptionService, 'get' | 'getRaw'>,
+  viewer: Pick<SessionUser, 'role'>,
+): ModelsSettingsData {
+  const form = loadOptionForms(options, MODELS_FORMS, viewer);
   for (const key of MODELS_KEYS)
     if (OPTIONS[key].type === 'json') form.values[key] = JSON.stringify(options.get(key), null, 2);
   return { ...form, thresholds: GEMINI_SAFETY_THRESHOLDS, versions: GEMINI_API_VERSIONS };

@@ -7,8 +7,9 @@
  * registry's (db/src/options/registry.ts).
  */
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -98,9 +99,9 @@ export const OPERATION_FORMS = [
 
 export type OperationTabData = OptionFormValues;
 
-export function loadOperationTab(options: Pick<OptionService, 'getRaw'>): OperationTabData {
-  return loadOptionValues(
-    options,
-    OPERATION_FORMS.flatMap((f) => f.keys),
-  );
+export function loadOperationTab(
+  options: Pick<OptionService, 'getRaw'>,
+  viewer: Pick<SessionUser, 'role'>,
+): OperationTabData {
+  return loadOptionForms(options, OPERATION_FORMS, viewer);
 }

@@ -96,7 +96,8 @@ describe('option form mechanics', () => {
         ['ServerAddress', 'https://gw.example.com/'],
       ]),
     );
-    expect(await saveOptionForm(ctxFor(), SPEC, input)).toEqual([
+    // ServerAddress is root-only (ADR 033): root saves this form.
+    expect(await saveOptionForm(ctxFor(Role.Root), SPEC, input)).toEqual([
       'Notice',
       'ModelRequestRateLimitEnabled',
       'ServerAddress',
@@ -106,8 +107,11 @@ describe('option form mechanics', () => {
     expect(options.getRaw('ServerAddress')).toBe('https://gw.example.com');
     expect(await audited()).toEqual(['Notice', 'ModelRequestRateLimitEnabled', 'ServerAddress']);
     // The same post again changes nothing: the trailing slash and the CRLF compare equal to what is stored.
-    const again = await refusal(saveOptionForm(ctxFor(), SPEC, input));
+    const again = await refusal(saveOptionForm(ctxFor(Role.Root), SPEC, input));
     expect(again.message).toBe('settings:optionForm.nothingChanged');
+    // An administrator posting the same form is not refused for the root-only keys it leaves as stored.
+    const admin = await refusal(saveOptionForm(ctxFor(), SPEC, input));
+    expect(admin.message).toBe('settings:optionForm.nothingChanged');
     expect(await audited()).toHaveLength(3);
   });
 
@@ -123,16 +127,16 @@ describe('option form mechanics', () => {
   });
 
   it('treats secrets as write-only: never loaded, empty keeps the stored value, non-empty replaces it', async () => {
-    await saveOptionForm(ctxFor(), SPEC, { SMTPToken: 's3cret' });
+    await saveOptionForm(ctxFor(Role.Root), SPEC, { SMTPToken: 's3cret' });
     expect(options.getRaw('SMTPToken')).toBe('s3cret');
-    const loaded = loadOptionValues(options, SPEC.keys);
+    const loaded = loadOptionValues(options, SPEC.keys, { role: Role.Root });
     expect(loaded.values.SMTPToken).toBe('');
     expect(loaded.secretsSet).toEqual({ SMTPToken: true });
     expect(JSON.stringify(loaded)).not.toContain('s3cret');
-    const kept = await refusal(saveOptionForm(ctxFor(), SPEC, { SMTPToken: '' }));
+    const kept = await refusal(saveOptionForm(ctxFor(Role.Root), SPEC, { SMTPToken: '' }));
     expect(kept.message).toBe('settings:optionForm.nothingChanged');
     expect(options.getRaw('SMTPToken')).toBe('s3cret');
-    await saveOptionForm(ctxFor(), SPEC, { SMTPToken: 'n3w' });
+    await saveOptionForm(ctxFor(Role.Root), SPEC, { SMTPToken: 'n3w' });
     expect(options.getRaw('SMTPToken')).toBe('n3w');
     const audits = await db.orm.em.fork().find(AuditEntry, {});
     expect(JSON.stringify(audits)).not.toMatch(/s3cret|n3w/);
@@ -163,6 +167,41 @@ describe('option form mechanics', () => {
     await saveOptionForm(ctxFor(), SPEC, { Notice: '    code block\n', DataExportInterval: ' 7 ' });
     expect(options.getRaw('Notice')).toBe('    code block\n');
     expect(options.getRaw('DataExportInterval')).toBe('7');
+  });
+
+  it('refuses an administrator the whole form when it would change a root-only key (ADR 033)', async () => {
+    const error = await refusal(
+      saveOptionForm(ctxFor(), SPEC, {
+        SystemName: 'Gate',
+        Notice: 'hello',
+        ServerAddress: 'https://attacker.example',
+        SMTPToken: 'stolen',
+      }),
+    );
+    expect(error.message).toBe(
+      'settings:options.errors.rootOnly {"key":"SMTPToken"}; settings:options.errors.rootOnly {"key":"ServerAddress"}',
+    );
+    expect(error.fieldErrors).toEqual({
+      SMTPToken: ['settings:options.errors.rootOnly {"key":"SMTPToken"}'],
+      ServerAddress: ['settings:options.errors.rootOnly {"key":"ServerAddress"}'],
+    });
+    // Nothing saved, not even the keys an administrator may change.
+    expect(options.getRaw('SystemName')).toBe('Switchyard');
+    expect(options.getRaw('Notice')).toBe('');
+    expect(options.getRaw('ServerAddress')).toBe('http://localhost:3000');
+    expect(options.getRaw('SMTPToken')).toBe('');
+    expect(await audited()).toEqual([]);
+    // Without the root-only keys the administrator's change is saved.
+    expect(await saveOptionForm(ctxFor(), SPEC, { SystemName: 'Gate', Notice: 'hello' })).toEqual([
+      'SystemName',
+      'Notice',
+    ]);
+  });
+
+  it('marks the root-only keys read-only for an administrator, none for root', () => {
+    const admin = loadOptionValues(options, SPEC.keys, { role: Role.Admin });
+    expect(admin.readOnly).toEqual({ SMTPToken: true, ServerAddress: true });
+    expect(loadOptionValues(options, SPEC.keys, { role: Role.Root }).readOnly).toEqual({});
   });
 
   it('refuses a non-admin and NUL text', async () => {

@@ -25,9 +25,11 @@ import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import { InputError, isDomainError, UnauthorizedError } from '#app/domain/errors.ts';
 import { clientIp } from '#app/domain/security/rate-limit.server.ts';
 import {
+  canWriteOption,
   inputText,
   type OptionsCtx,
   optionErrorMessage,
+  refuseRootOnlyOptions,
   requireOptionsAdmin,
   updateOption,
 } from '#app/domain/settings/options.server.ts';
@@ -64,26 +66,51 @@ export type OptionFormSpec = {
 export const OPTION_INTENT_PREFIX = 'option:';
 export const optionIntent = (spec: Pick<OptionFormSpec, 'id'>) => `${OPTION_INTENT_PREFIX}${spec.id}`;
 
-/** What a tab's forms show: every key's stored value as text, and for a secret only whether it is set. */
+/**
+ * What a tab's forms show: every key's stored value as text, for a secret only whether it is set, and the keys
+ * the viewer may not change (root-only keys for an administrator, ADR 033: shown read-only, never posted).
+ */
 export type OptionFormValues = {
   values: Record<string, string>;
   secretsSet: Record<string, boolean>;
+  readOnly: Record<string, boolean>;
+  /** Forms (by id) whose every key is read-only for the viewer: shown without a usable save button. */
+  readOnlyForms: Record<string, boolean>;
 };
 
 export function loadOptionValues(
   options: Pick<OptionService, 'getRaw'>,
   keys: readonly OptionKey[],
+  viewer: Pick<SessionUser, 'role'>,
 ): OptionFormValues {
   const values: Record<string, string> = {};
   const secretsSet: Record<string, boolean> = {};
+  const readOnly: Record<string, boolean> = {};
   for (const key of keys) {
     const raw = options.getRaw(key);
     if (OPTIONS[key].secret) {
       values[key] = '';
       secretsSet[key] = raw !== '';
     } else values[key] = raw;
+    if (!canWriteOption(viewer, key)) readOnly[key] = true;
   }
-  return { values, secretsSet };
+  return { values, secretsSet, readOnly, readOnlyForms: {} };
+}
+
+/** A tab's forms as `loadOptionValues` shows them, plus which forms the viewer cannot save at all. */
+export function loadOptionForms(
+  options: Pick<OptionService, 'getRaw'>,
+  specs: readonly OptionFormSpec[],
+  viewer: Pick<SessionUser, 'role'>,
+): OptionFormValues {
+  const data = loadOptionValues(
+    options,
+    specs.flatMap((f) => f.keys),
+    viewer,
+  );
+  for (const spec of specs)
+    if (spec.keys.every((key) => data.readOnly[key])) data.readOnlyForms[spec.id] = true;
+  return data;
 }
 
 /**
@@ -140,8 +167,9 @@ function changedKeys(
 }
 
 /**
- * Saves the changed keys of one form. Every key is checked before the first is written, so a bad value saves
- * nothing; a failure after some keys were saved says so. Returns the keys saved.
+ * Saves the changed keys of one form. Every key is checked before the first is written, so a bad value, or a
+ * root-only key changed by an administrator (ADR 033), saves nothing; a failure after some keys were saved says
+ * so. Returns the keys saved.
  */
 export async function saveOptionForm(
   ctx: OptionsCtx,
@@ -150,6 +178,8 @@ export async function saveOptionForm(
 ): Promise<OptionKey[]> {
   requireOptionsAdmin(ctx);
   const { changed, fieldErrors } = changedKeys(ctx, spec, input);
+  // A root-only key the post would change (a valid value or not) refuses the whole form before any write.
+  refuseRootOnlyOptions(ctx, [...changed.map(([key]) => key), ...(Object.keys(fieldErrors) as OptionKey[])]);
   const first = Object.values(fieldErrors)[0]?.[0];
   if (first) throw new InputError(first, fieldErrors);
   if (changed.length === 0) throw new InputError(ctx.t('settings:optionForm.nothingChanged'));

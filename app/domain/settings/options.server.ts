@@ -2,11 +2,13 @@
  * The option API (seed 000 §7 "Options and pricing"): every option of the registry listed for administrators,
  * and one option changed at a time, validated by the registry, audited with who changed it (secrets redacted),
  * stored and announced to every console and relay (OptionService.set). The settings tabs save through
- * `updateOption` too: it is the one place an administrator changes an option.
+ * `updateOption` too: it is the one place an administrator changes an option. Options that decide where a
+ * secret, a link or money goes are root's to change (registry `rootOnly`, ADR 033).
  */
 import { Role } from '@switchyard/db/entities/user.ts';
 import {
   isOptionKey,
+  isRootOnlyOption,
   normalizeOptionInput,
   OPTION_KEYS,
   OPTIONS,
@@ -24,22 +26,55 @@ export type OptionsCtx = Pick<DomainCtx, 'options' | 'actor' | 't' | 'ip'>;
  * new-api's frontend (which copies `value` into its inputs and sends a secret only when non-empty) works
  * unchanged, and ours can show "set" next to the empty field.
  */
-export type OptionRow =
+export type OptionRow = (
   | { key: OptionKey; value: string }
-  | { key: OptionKey; value: ''; secret: true; is_set: boolean };
+  | { key: OptionKey; value: ''; secret: true; is_set: boolean }
+) & {
+  /** Only root may change it (ADR 033); absent for the others. An extra field new-api's frontend ignores. */
+  root_only?: true;
+};
 
 /** Administrators (seed 000 §2 and §6: the settings tabs other than personal are admin-only). */
 export function requireOptionsAdmin(ctx: Pick<OptionsCtx, 'actor' | 't'>): void {
   if (ctx.actor.role < Role.Admin) throw new ForbiddenError(ctx.t('settings:options.errors.forbidden'));
 }
 
-/** GET /api/option/: every registry key, in the registry's order. */
+/** GET /api/option/: every registry key, in the registry's order; a root-only key says so. */
 export function listOptions(ctx: Pick<OptionsCtx, 'actor' | 't' | 'options'>): OptionRow[] {
   requireOptionsAdmin(ctx);
-  return OPTION_KEYS.map((key) =>
-    OPTIONS[key].secret
+  return OPTION_KEYS.map((key): OptionRow => {
+    const row: OptionRow = OPTIONS[key].secret
       ? { key, value: '', secret: true, is_set: ctx.options.getRaw(key) !== '' }
-      : { key, value: ctx.options.getRaw(key) },
+      : { key, value: ctx.options.getRaw(key) };
+    return isRootOnlyOption(key) ? { ...row, root_only: true } : row;
+  });
+}
+
+/** Whether the actor may change the option: root-only keys (ADR 033) need root, the rest an administrator. */
+export function canWriteOption(actor: Pick<OptionsCtx['actor'], 'role'>, key: OptionKey): boolean {
+  return actor.role >= Role.Root || (actor.role >= Role.Admin && !isRootOnlyOption(key));
+}
+
+/**
+ * Refuses, before anything is written, when any of `keys` is root-only and the actor is not root (ADR 033): an
+ * administrator must not decide where mail, links, keys or money go. The refusal names every such key and is an
+ * InputError, so the JSON contract answers it as new-api answers an option refusal (HTTP 200, success false).
+ */
+export function refuseRootOnlyOptions(
+  ctx: Pick<OptionsCtx, 'actor' | 't'>,
+  keys: readonly OptionKey[],
+  field: (key: OptionKey) => string = (key) => key,
+): void {
+  const refused = keys.filter((key) => !canWriteOption(ctx.actor, key));
+  if (refused.length === 0) return;
+  const fieldErrors: Record<string, string[]> = {};
+  for (const key of refused) {
+    const name = field(key);
+    fieldErrors[name] = [...(fieldErrors[name] ?? []), ctx.t('settings:options.errors.rootOnly', { key })];
+  }
+  throw new InputError(
+    refused.map((key) => ctx.t('settings:options.errors.rootOnly', { key })).join('; '),
+    fieldErrors,
   );
 }
 
@@ -85,8 +120,9 @@ export function optionErrorMessage(
 
 /**
  * PUT /api/option/ {key, value}: validates the value with the registry's rules, then stores it, writes the
- * AuditEntry (actor, client address; secrets redacted) and announces it. An unknown key or a refused value
- * changes nothing. Returns the stored string form (a secret's is not returned: '').
+ * AuditEntry (actor, client address; secrets redacted) and announces it. An unknown key, a root-only key changed
+ * by an administrator (ADR 033) or a refused value changes nothing. Returns the stored string form (a secret's is
+ * not returned: '').
  */
 export async function updateOption(
   ctx: OptionsCtx,
@@ -102,6 +138,7 @@ export async function updateOption(
     throw new InputError(ctx.t('settings:options.errors.unknownKey', { key: key.slice(0, 100) }), {
       key: [ctx.t('settings:options.errors.unknownKey', { key: key.slice(0, 100) })],
     });
+  refuseRootOnlyOptions(ctx, [key], () => 'value');
   const text = inputText(ctx, key, value);
   let raw: string;
   try {

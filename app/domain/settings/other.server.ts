@@ -12,7 +12,7 @@ import type { OptionService } from '@switchyard/db/options/service.ts';
 import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import { ForbiddenError } from '#app/domain/errors.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -42,12 +42,10 @@ export type OtherTabData = OptionFormValues & {
 export function loadOtherTab(
   options: Pick<OptionService, 'getRaw'>,
   system: { version: string; startedAt: number },
+  viewer: Pick<SessionUser, 'role'>,
 ): OtherTabData {
   return {
-    ...loadOptionValues(
-      options,
-      OTHER_FORMS.flatMap((f) => f.keys),
-    ),
+    ...loadOptionForms(options, OTHER_FORMS, viewer),
     version: system.version,
     startTime: system.startedAt,
   };

@@ -5,8 +5,9 @@
  * API certificate key). Stored now; the payments issue uses them.
  */
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -44,9 +45,9 @@ export const PAY_FORMS = [
 
 export type PayTabData = OptionFormValues;
 
-export function loadPayTab(options: Pick<OptionService, 'getRaw'>): PayTabData {
-  return loadOptionValues(
-    options,
-    PAY_FORMS.flatMap((f) => f.keys),
-  );
+export function loadPayTab(
+  options: Pick<OptionService, 'getRaw'>,
+  viewer: Pick<SessionUser, 'role'>,
+): PayTabData {
+  return loadOptionForms(options, PAY_FORMS, viewer);
 }

@@ -4,8 +4,9 @@
  * per period >= 1. Defaults: off, 0, 1000, 1 minute.
  */
 import type { OptionService } from '@switchyard/db/options/service.ts';
+import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -26,6 +27,9 @@ export const RATELIMIT_FORMS = [
 
 export type RatelimitTabData = OptionFormValues;
 
-export function loadRatelimitTab(options: Pick<OptionService, 'getRaw'>): RatelimitTabData {
-  return loadOptionValues(options, RATELIMIT_FORMS[0].keys);
+export function loadRatelimitTab(
+  options: Pick<OptionService, 'getRaw'>,
+  viewer: Pick<SessionUser, 'role'>,
+): RatelimitTabData {
+  return loadOptionForms(options, RATELIMIT_FORMS, viewer);
 }

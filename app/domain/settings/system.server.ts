@@ -13,7 +13,7 @@ import type { SessionUser } from '#app/domain/auth/session.server.ts';
 import { InputError, isDomainError, UnauthorizedError } from '#app/domain/errors.ts';
 import { sendMail } from '#app/domain/mail/mailer.server.ts';
 import {
-  loadOptionValues,
+  loadOptionForms,
   type OptionFormSpec,
   type OptionFormValues,
 } from '#app/domain/settings/option-form.server.ts';
@@ -93,11 +93,11 @@ export const SYSTEM_FORMS = [
 
 export type SystemTabData = OptionFormValues;
 
-export function loadSystemTab(options: Pick<OptionService, 'getRaw'>): SystemTabData {
-  return loadOptionValues(
-    options,
-    SYSTEM_FORMS.flatMap((f) => f.keys),
-  );
+export function loadSystemTab(
+  options: Pick<OptionService, 'getRaw'>,
+  viewer: Pick<SessionUser, 'role'>,
+): SystemTabData {
+  return loadOptionForms(options, SYSTEM_FORMS, viewer);
 }
 
 export type TestMailReply = { intent: typeof TEST_MAIL_INTENT; sent?: string; error?: string };

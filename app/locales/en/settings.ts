@@ -21,6 +21,9 @@ const settings: SettingsResources = {
     saveFailed: 'Save failed, please retry',
     secretSet: 'Set (leave empty to keep it)',
     secretUnset: 'Not set',
+    secretSetReadOnly: 'Set',
+    rootOnly: 'Only root can change this',
+    rootOnlyForm: 'Only root can change these settings',
   },
   operationTab: {
     save: 'Save {{section}}',
@@ -313,6 +316,7 @@ const settings: SettingsResources = {
       max: '{{key}}: must be at most {{max}}',
       oneOf: '{{key}}: must be one of {{values}}',
       invalid: '{{key}}: invalid value ({{detail}})',
+      rootOnly: '{{key}}: only root can change this setting',
     },
     updated: 'Setting updated',
     modelRatioReset: 'Model ratios reset to the defaults',

@@ -20,6 +20,9 @@ const settings = {
     saveFailed: '保存失败，请重试',
     secretSet: '已设置（留空则保持不变）',
     secretUnset: '未设置',
+    secretSetReadOnly: '已设置',
+    rootOnly: '仅超级管理员（root）可以修改',
+    rootOnlyForm: '仅超级管理员（root）可以修改这些设置',
   },
   operationTab: {
     save: '保存{{section}}',
@@ -309,6 +312,7 @@ const settings = {
       max: '{{key}}：不能大于 {{max}}',
       oneOf: '{{key}}：只能是 {{values}} 之一',
       invalid: '{{key}}：取值无效（{{detail}}）',
+      rootOnly: '{{key}}：仅超级管理员（root）可以修改此设置',
     },
     updated: '设置已更新',
     modelRatioReset: '模型倍率已重置为默认值',

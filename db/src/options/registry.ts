@@ -11,6 +11,11 @@ export type OptionDef<T = unknown> = {
   readonly default: string;
   /** Never returned to the console unless asked for; redacted in audit entries. */
   readonly secret: boolean;
+  /**
+   * Only root (role 100) may change it: it decides where a secret, a link or money goes (mail, server address,
+   * worker, OAuth and bot-check keys, payment keys and URLs, the exchange rate; ADR 033). Administrators see it.
+   */
+  readonly rootOnly?: boolean;
   readonly min?: number;
   readonly max?: number;
   /** Allowed values of a string option. */
@@ -48,6 +53,12 @@ const json = <T>(def: string, validate?: (value: T) => string | null): OptionDef
   default: def,
   secret: false,
   ...(validate ? { validate } : {}),
+});
+
+/** Marks an option root-only to change (ADR 033): it decides where a secret, a link or money goes. */
+const root = <D extends { readonly type: OptionType }>(def: D): D & { readonly rootOnly: true } => ({
+  ...def,
+  rootOnly: true,
 });
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -299,30 +310,30 @@ export const OPTIONS = {
   ),
 
   // Mail
-  SMTPServer: str(),
-  SMTPPort: int(587, { min: 1, max: 65535 }),
-  SMTPAccount: str(),
-  SMTPFrom: str(),
-  SMTPToken: secret(),
-  SMTPSSLEnabled: bool(false),
+  SMTPServer: root(str()),
+  SMTPPort: root(int(587, { min: 1, max: 65535 })),
+  SMTPAccount: root(str()),
+  SMTPFrom: root(str()),
+  SMTPToken: root(secret()),
+  SMTPSSLEnabled: root(bool(false)),
 
   // Server
-  ServerAddress: str('http://localhost:3000'),
-  WorkerUrl: str(),
-  WorkerValidKey: secret(),
+  ServerAddress: root(str('http://localhost:3000')),
+  WorkerUrl: root(str()),
+  WorkerValidKey: root(secret()),
 
   // OAuth and bot check
-  GitHubClientId: str(),
-  GitHubClientSecret: secret(),
-  LinuxDOClientId: str(),
-  LinuxDOClientSecret: secret(),
-  WeChatServerAddress: str(),
-  WeChatServerToken: secret(),
-  WeChatAccountQRCodeImageURL: str(),
-  TelegramBotToken: secret(),
-  TelegramBotName: str(),
-  TurnstileSiteKey: str(),
-  TurnstileSecretKey: secret(),
+  GitHubClientId: root(str()),
+  GitHubClientSecret: root(secret()),
+  LinuxDOClientId: root(str()),
+  LinuxDOClientSecret: root(secret()),
+  WeChatServerAddress: root(str()),
+  WeChatServerToken: root(secret()),
+  WeChatAccountQRCodeImageURL: root(str()),
+  TelegramBotToken: root(secret()),
+  TelegramBotName: root(str()),
+  TurnstileSiteKey: root(str()),
+  TurnstileSecretKey: root(secret()),
 
   // Branding
   Notice: str(),
@@ -331,32 +342,32 @@ export const OPTIONS = {
   Footer: str(),
   About: str(),
   HomePageContent: str(),
-  apiAddressList: json<ApiAddress[]>('[]', apiAddresses),
+  apiAddressList: root(json<ApiAddress[]>('[]', apiAddresses)),
 
   // Payment
-  Price: float(7.3, { min: 0 }),
+  Price: root(float(7.3, { min: 0 })),
   MinTopUp: int(1, { min: 1 }),
   ProductConfig: json<number[]>('[]', amountList),
   TopupConfig: json<number[]>('[]', amountList),
-  AlipayPrivateKey: secret(),
-  AlipayPublicKey: secret(),
-  AlipayAppId: str(),
-  AlipayNotifyUrl: str(),
-  WeChatPayAppId: str(),
-  WeChatPayMchId: str(),
-  WeChatPayCertSerial: str(),
-  WeChatPayApiV3Key: secret(),
-  WeChatPayNotifyUrl: str(),
-  WeChatPayApiCertKey: secret(),
+  AlipayPrivateKey: root(secret()),
+  AlipayPublicKey: root(secret()),
+  AlipayAppId: root(str()),
+  AlipayNotifyUrl: root(str()),
+  WeChatPayAppId: root(str()),
+  WeChatPayMchId: root(str()),
+  WeChatPayCertSerial: root(str()),
+  WeChatPayApiV3Key: root(secret()),
+  WeChatPayNotifyUrl: root(str()),
+  WeChatPayApiCertKey: root(secret()),
   /** WeChat Pay's platform public key (PEM) and its id: verify answers and notifies (ADR 027) */
-  WeChatPayPublicKey: str(),
-  WeChatPayPublicKeyId: str(),
+  WeChatPayPublicKey: root(str()),
+  WeChatPayPublicKeyId: root(str()),
 
   // Display and links
-  TopUpLink: str(),
-  ChatLink: str(),
-  ChatLink2: str(),
-  QuotaPerUnit: float(500000, { min: 1 }),
+  TopUpLink: root(str()),
+  ChatLink: root(str()),
+  ChatLink2: root(str()),
+  QuotaPerUnit: root(float(500000, { min: 1 })),
   DisplayInCurrencyEnabled: bool(true),
   DisplayTokenStatEnabled: bool(true),
   DefaultCollapseSidebar: bool(false),
@@ -409,7 +420,7 @@ export const OPTIONS = {
   AudioRatio: json<Record<string, number>>(DEFAULT_AUDIO_RATIO, numberMap),
   AudioCompletionRatio: json<Record<string, number>>(DEFAULT_AUDIO_COMPLETION_RATIO, numberMap),
   ImageRatio: json<Record<string, number>>(DEFAULT_IMAGE_RATIO, numberMap),
-  Chats: json<Record<string, string>[]>(DEFAULT_CHATS, objectList),
+  Chats: root(json<Record<string, string>[]>(DEFAULT_CHATS, objectList)),
 
   // Model request rate limit
   ModelRequestRateLimitEnabled: bool(false),
@@ -449,6 +460,14 @@ export function optionDef<K extends OptionKey>(key: K): OptionDef<OptionValue<K>
 export function isSecretOption(key: string): boolean {
   return isOptionKey(key) && OPTIONS[key].secret;
 }
+
+/** Whether only root may change the option (ADR 033). */
+export function isRootOnlyOption(key: string): boolean {
+  return isOptionKey(key) && (OPTIONS[key] as OptionDef).rootOnly === true;
+}
+
+/** The root-only keys, in the registry's order. */
+export const ROOT_ONLY_OPTION_KEYS: readonly OptionKey[] = OPTION_KEYS.filter(isRootOnlyOption);
 
 export class OptionValidationError extends Error {
   readonly key: string;
