@@ -14,7 +14,9 @@
  * - `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition {"ids": [...]}`, `GET /mj/task/{id}/image-seed`
  *   (`{code: 1, result: "seed-<id>"}`); `GET /attachments/<id>.png` serves the images (no key);
  * - `acceptNext(21 | 22, properties)` answers the next submit with that code (the task is created);
- * - every status change of a task submitted with `notifyHook` is POSTed there as the task object.
+ * - every status change of a task submitted with `notifyHook` is POSTed there as the task object (what
+ *   midjourney-proxy does with a submit's notifyHook); `tick(id)` moves a task along by the clock as the proxy's
+ *   own progress would (no one asking), and `delivered()` waits for the callbacks in flight.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,8 +56,14 @@ export type FakeMidjourney = {
   fail(id: string, reason: string): void;
   /** The proxy forgets the task. */
   forget(id: string): void;
-  /** Notifications sent: url and the task as sent. */
-  notified: { url: string; task: FakeMjTask }[];
+  /** Notifications sent: url, the task as sent and the HTTP status the receiver answered (0: unreachable). */
+  notified: { url: string; task: FakeMjTask; status?: number }[];
+  /** The notifyHook a task was submitted with, if any. */
+  hookOf(id: string): string | undefined;
+  /** Moves the task along by the clock now (the proxy's own progress), notifying its hook on a change. */
+  tick(id: string): void;
+  /** Resolves when every notification sent so far has been answered (or failed). */
+  delivered(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -101,15 +109,26 @@ export async function startFakeMidjourney(
   let seq = 0;
   let url = '';
 
+  const inFlight = new Set<Promise<void>>();
   const notify = (t: FakeMjTask) => {
     const hook = hooks.get(t.id);
     if (!hook) return;
-    notified.push({ url: hook, task: { ...t } });
-    void fetch(hook, {
+    const entry: FakeMidjourney['notified'][number] = { url: hook, task: { ...t } };
+    notified.push(entry);
+    const p = fetch(hook, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(t),
-    }).catch(() => {});
+    })
+      .then(async (res) => {
+        entry.status = res.status;
+        await res.body?.cancel();
+      })
+      .catch(() => {
+        entry.status = 0;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
   };
 
   /** Moves a task along by the clock (and to FAILURE when told); notifies on a change of status. */
@@ -267,6 +286,14 @@ export async function startFakeMidjourney(
     submits,
     tasks,
     notified,
+    hookOf: (id) => hooks.get(id),
+    tick(id) {
+      const t = tasks.get(id);
+      if (t) step(t);
+    },
+    async delivered() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
     refuseNext(answer, n = 1) {
       refusal = answer ? { ...answer, n } : null;
     },

@@ -2,8 +2,8 @@
  * Midjourney through the relay (issue 17, ADR 029), against the midjourney-proxy fake on loopback, real
  * PostgreSQL, Redis (two relays sharing it) and the console's Billing over gRPC: fixed-price charges on accepted
  * submits only, follow-ups on the owning channel, polling, refunds applied exactly once (also with two relays
- * polling at once), the upstream-gone timeout, the fetch and list routes, the mode prefixes, the key headers and
- * per-user isolation. Polling is driven by hand (RELAY_TASK_POLL_INTERVAL_MS=0) so the figures are exact.
+ * polling at once), the upstream-gone timeout, the fetch and list routes, the mode prefixes, the key headers,
+ * per-user isolation and the upstream's callbacks (heard only with the task's secret, believed only after a fetch). Polling is driven by hand (RELAY_TASK_POLL_INTERVAL_MS=0) so the figures are exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeMidjourney, startFakeMidjourney } from '../fakes/midjourney.ts';
@@ -56,6 +56,8 @@ beforeAll(async () => {
     MjNotifyEnabled: 'false',
     MjModeClearEnabled: 'true',
     MjActionCheckSuccessEnabled: 'true',
+    // The gateway's public address routes /mj to the relay: the callback URLs given upstream point at relay 0.
+    ServerAddress: stack.relays[0]!.httpUrl,
   });
   // Two drawing channels: a follow-up must go to the one that owns its original task.
   await seedChannel(stack, { type: 2, baseUrl: fake.url, key: fake.secret, models: MODELS, weight: 1 });
@@ -418,7 +420,11 @@ describe('Midjourney relay', () => {
     });
     try {
       const on = await post('/mj/submit/imagine', { prompt: 'on', ...extras }, bearer(token.key));
-      expect(lastSent(on.body.result)).toMatchObject(extras);
+      // The client's notifyHook is never forwarded: the upstream gets the relay's own callback URL (ADR 036).
+      expect(lastSent(on.body.result)).toMatchObject({ accountFilter: extras.accountFilter });
+      expect(String(lastSent(on.body.result).notifyHook)).toMatch(
+        new RegExp(`^${relayUrl()}/mj/notify/[A-Za-z0-9_-]{43}$`),
+      );
       // Without the success check an unfinished task's button reaches the upstream.
       const early = await post(
         '/mj/submit/action',
@@ -464,32 +470,6 @@ describe('Midjourney relay', () => {
     expect(b.user).toBe(QUOTA - 2 * IMAGINE);
   });
 
-  it('/mj/notify applies a pushed update; a FAILURE pushed there is refunded once', async () => {
-    const { user, token } = await account();
-    const submit = await post('/mj/submit/imagine', { prompt: 'pushed' }, bearer(token.key));
-    const mjId = String(submit.body.result);
-    const progress = await post(
-      '/mj/notify',
-      { id: mjId, status: 'IN_PROGRESS', progress: '40%' },
-      bearer(token.key),
-    );
-    expect(progress.body).toMatchObject({ code: 1 });
-    const failure = { id: mjId, status: 'FAILURE', progress: '40%', failReason: 'pushed failure' };
-    await post('/mj/notify', failure, bearer(token.key));
-    await post('/mj/notify', failure, bearer(token.key));
-    const [row] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
-      mjId,
-    ]);
-    expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'pushed failure', refund: 2 });
-    const b = await balances(user.id, token.id);
-    expect(b.user).toBe(QUOTA);
-    expect(b.token).toBe(QUOTA);
-    // Another user's key cannot touch the task.
-    const stranger = await account();
-    const theirs = await post('/mj/notify', { id: mjId, status: 'SUCCESS' }, bearer(stranger.token.key));
-    expect(theirs.status).toBe(404);
-  });
-
   it('image-seed asks the owning channel; the image proxy and MjForwardUrlEnabled serve images through the gateway', async () => {
     const { token } = await account();
     const submit = await post('/mj/submit/imagine', { prompt: 'a seed' }, bearer(token.key));
@@ -505,7 +485,7 @@ describe('Midjourney relay', () => {
       const one = await get(`/mj/task/${mjId}/fetch`, bearer(token.key));
       expect(one.body.imageUrl).toBe(`https://gw.example/mj/image/${mjId}`);
     } finally {
-      await setOptions(stack, { MjForwardUrlEnabled: 'false' });
+      await setOptions(stack, { MjForwardUrlEnabled: 'false', ServerAddress: relayUrl() });
     }
     const img = await fetch(`${relayUrl()}/mj/image/${mjId}`);
     expect(img.status).toBe(200);
@@ -546,6 +526,254 @@ describe('Midjourney relay', () => {
       await setOptions(stack, { AutomaticDisableChannelEnabled: 'false' });
       await third.close();
     }
+  });
+});
+
+describe('Midjourney relay, task callbacks (issue 23 item 5, ADR 036)', () => {
+  const DURATION = 300;
+  const owner = (mjId: string) => (fake.tasks.has(mjId) ? fake : other);
+
+  async function row(mjId: string) {
+    const [r] = await stack.sql<Record<string, unknown>>('select * from midjourney_tasks where mj_id = ?', [
+      mjId,
+    ]);
+    return r!;
+  }
+
+  async function refundRows(userId: number) {
+    return stack.sql<{ quota: string; content: string }>(
+      'select quota, content from logs where user_id = ? and type = 4',
+      [userId],
+    );
+  }
+
+  /** The upstream's GET /mj/task/{id}/fetch requests so far for a task. */
+  const upstreamFetches = (mjId: string) =>
+    owner(mjId).requests.filter((r) => r.method === 'GET' && r.path === `/mj/task/${mjId}/fetch`).length;
+
+  async function withNotify<T>(enabled: boolean, run: () => Promise<T>): Promise<T> {
+    await setOptions(stack, { MjNotifyEnabled: String(enabled) });
+    try {
+      return await run();
+    } finally {
+      await setOptions(stack, { MjNotifyEnabled: 'false' });
+    }
+  }
+
+  /** Submits an imagine; returns its upstream id and the callback URL the relay gave the upstream (if any). */
+  async function imagine(key: string, prompt: string, extra: Record<string, unknown> = {}) {
+    const res = await post('/mj/submit/imagine', { prompt, ...extra }, bearer(key));
+    expect(res.body.code).toBe(1);
+    const mjId = String(res.body.result);
+    return { mjId, hook: owner(mjId).hookOf(mjId) };
+  }
+
+  /** POSTs to a callback URL (no key: the upstream calls it), optionally through another relay. */
+  async function callback(hook: string, body: unknown, relay = 0) {
+    const url = hook.replace(relayUrl(0), relayUrl(relay));
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('the attack: a user who claims FAILURE at /mj/notify with their own key is refused, whatever MjNotifyEnabled says', async () => {
+    for (const enabled of [false, true]) {
+      const { user, token } = await account();
+      const { mjId } = await withNotify(enabled, () => imagine(token.key, `finished ${enabled}`));
+      await sleep(DURATION + 50); // the upstream has finished the work
+      const claim = { id: mjId, status: 'FAILURE', progress: '40%', failReason: 'I want my quota back' };
+      const refusals = [
+        await post('/mj/notify', claim, bearer(token.key)),
+        await post('/mj/notify', claim, { 'mj-api-secret': `sk-${token.key}` }),
+        await post('/mj-fast/mj/notify', claim, bearer(token.key)),
+        await post('/mj/notify', claim, {}),
+      ];
+      for (const r of refusals) {
+        expect(r.status).toBe(401);
+        expect(r.body).toMatchObject({ code: 4 });
+        expect(String(r.body.description)).toContain('callback URL');
+      }
+      // A made-up secret with the user's key does no better.
+      const guessed = await withNotify(enabled, () =>
+        post(`/mj/notify/${'A'.repeat(43)}`, claim, bearer(token.key)),
+      );
+      expect(guessed.status).toBe(403);
+
+      expect(await row(mjId)).toMatchObject({ status: '', refund: 0, fail_reason: '' });
+      expect(await balances(user.id, token.id)).toMatchObject({
+        user: QUOTA - IMAGINE,
+        token: QUOTA - IMAGINE,
+      });
+      // The upstream's word decides: the task ends SUCCESS, charged, never refunded.
+      await pollUntil(mjId, ['SUCCESS', 'FAILURE']);
+      expect(await row(mjId)).toMatchObject({ status: 'SUCCESS', refund: 0 });
+      expect(await balances(user.id, token.id)).toMatchObject({
+        user: QUOTA - IMAGINE,
+        token: QUOTA - IMAGINE,
+      });
+      expect(await refundRows(user.id)).toHaveLength(0);
+    }
+  });
+
+  it('MjNotifyEnabled off: no callback URL goes upstream (not the client’s either) and every callback is refused unheard', async () => {
+    const { user, token } = await account();
+    // A task submitted while callbacks were on has a callback URL with its secret...
+    const { mjId, hook } = await withNotify(true, () => imagine(token.key, 'then off'));
+    expect(hook).toMatch(new RegExp(`^${relayUrl()}/mj/notify/[A-Za-z0-9_-]{43}$`));
+    // ...the row keeps only the secret's SHA-256.
+    const secret = hook!.split('/').pop()!;
+    const stored = await row(mjId);
+    expect(stored.notify_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored.notify_hash).not.toContain(secret);
+    const { createHash } = await import('node:crypto');
+    expect(stored.notify_hash).toBe(createHash('sha256').update(secret).digest('hex'));
+
+    // Off (the setting's default): nothing passes a notifyHook upstream, not even the client's own.
+    const off = await imagine(token.key, 'off', { notifyHook: 'http://127.0.0.1:9/mine' });
+    expect(off.hook).toBeUndefined();
+    expect(owner(off.mjId).submits.find((s) => s.answer.result === off.mjId)!.body).not.toHaveProperty(
+      'notifyHook',
+    );
+    expect((await row(off.mjId)).notify_hash).toBe('');
+
+    // The right secret, while the upstream really failed the task: refused, and the upstream is not even asked.
+    owner(mjId).fail(mjId, 'Job action restricted');
+    const before = upstreamFetches(mjId);
+    const refused = await callback(hook!, { id: mjId, status: 'FAILURE', failReason: 'x' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 4 });
+    expect(String(refused.body.description)).toContain('MjNotifyEnabled');
+    expect(upstreamFetches(mjId)).toBe(before);
+    expect(await row(mjId)).toMatchObject({ status: '', refund: 0 });
+    expect(await balances(user.id, token.id)).toMatchObject({ user: QUOTA - 2 * IMAGINE });
+  });
+
+  it('a callback with the right secret claiming FAILURE while the upstream says SUCCESS: the task ends SUCCESS, not refunded', async () => {
+    await withNotify(true, async () => {
+      const { user, token } = await account();
+      const { mjId, hook } = await imagine(token.key, 'a true success');
+      await sleep(DURATION + 50);
+      const answer = await callback(hook!, {
+        id: mjId,
+        status: 'FAILURE',
+        progress: '40%',
+        failReason: 'claimed by the callback',
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ code: 1, result: mjId, properties: { status: 'SUCCESS' } });
+      const r = await row(mjId);
+      expect(r).toMatchObject({ status: 'SUCCESS', progress: '100%', refund: 0, fail_reason: '' });
+      expect(String(r.image_url)).toBe(`${owner(mjId).url}/attachments/${mjId}.png`);
+      await owner(mjId).delivered();
+      expect(await balances(user.id, token.id)).toMatchObject({
+        user: QUOTA - IMAGINE,
+        token: QUOTA - IMAGINE,
+      });
+      expect(await refundRows(user.id)).toHaveLength(0);
+    });
+  });
+
+  it('a callback with the right secret while the upstream also says FAILURE: refunded exactly once, two callbacks and two pollers racing', async () => {
+    await withNotify(true, async () => {
+      const { user, token } = await account();
+      const { mjId, hook } = await imagine(token.key, 'a true failure');
+      owner(mjId).fail(mjId, 'Job action restricted');
+      const claim = { id: mjId, status: 'FAILURE', failReason: 'claimed by the callback' };
+      const [a, b] = stack.relays.map((r) => r.pipeline!.midjourneyPoller);
+      const [one, two] = await Promise.all([
+        callback(hook!, claim, 0),
+        callback(hook!, claim, 1),
+        a!.pollOnce(),
+        b!.pollOnce(),
+      ]);
+      for (const r of [one!, two!]) {
+        expect(r.status).toBe(200);
+        expect(r.body).toMatchObject({ code: 1, properties: { status: 'FAILURE' } });
+      }
+      await owner(mjId).delivered();
+      // Reported again by every relay: Billing's ledger applies it once.
+      await Promise.all([a!.refundDue(), b!.refundDue()]);
+      // The reason is the upstream's, not the callback's: the body was only a hint.
+      expect(await row(mjId)).toMatchObject({
+        status: 'FAILURE',
+        fail_reason: 'Job action restricted',
+        refund: 2,
+      });
+      expect(await balances(user.id, token.id)).toMatchObject({ user: QUOTA, token: QUOTA, tokenUsed: 0 });
+      const refunds = await refundRows(user.id);
+      expect(refunds).toHaveLength(1);
+      expect(Number(refunds[0]!.quota)).toBe(IMAGINE);
+      const ledger = await stack.sql('select request_id from usage_ledger where request_id = ?', [
+        `mj-refund:${String((await row(mjId)).id)}`,
+      ]);
+      expect(ledger).toHaveLength(1);
+      // A callback after the end changes nothing.
+      expect((await callback(hook!, claim)).body).toMatchObject({ properties: { status: 'FAILURE' } });
+      expect(await refundRows(user.id)).toHaveLength(1);
+    });
+  });
+
+  it('the upstream’s own callback updates the task without a poll, and a failure it reports is refunded', async () => {
+    await withNotify(true, async () => {
+      const { user, token } = await account();
+      const { mjId, hook } = await imagine(token.key, 'pushed');
+      owner(mjId).fail(mjId, 'banned prompt');
+      owner(mjId).tick(mjId); // the proxy moves on by itself and POSTs the task to the callback URL
+      await owner(mjId).delivered();
+      const sent = owner(mjId).notified.filter((n) => n.url === hook);
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.every((n) => n.status === 200)).toBe(true);
+      expect(await row(mjId)).toMatchObject({ status: 'FAILURE', fail_reason: 'banned prompt', refund: 2 });
+      expect(await balances(user.id, token.id)).toMatchObject({ user: QUOTA, token: QUOTA });
+    });
+  });
+
+  it('a wrong secret, another task’s secret or a malformed callback is refused and changes nothing', async () => {
+    await withNotify(true, async () => {
+      const { user, token } = await account();
+      const victim = await account();
+      const mine = await imagine(token.key, 'mine');
+      const theirs = await imagine(victim.token.key, 'theirs');
+      for (const t of [mine, theirs]) owner(t.mjId).fail(t.mjId, 'Job action restricted');
+      const before = upstreamFetches(theirs.mjId) + upstreamFetches(mine.mjId);
+      const claim = { id: theirs.mjId, status: 'FAILURE', failReason: 'x' };
+      const base = `${relayUrl()}/mj/notify`;
+      const attempts = [
+        // My task's secret for their task.
+        await callback(mine.hook!, claim),
+        // Their secret with one character changed, a made-up one, a malformed one, none.
+        await callback(
+          theirs.hook!.replace(/.$/, (ch) => (ch === 'A' ? 'B' : 'A')),
+          claim,
+        ),
+        await callback(`${base}/${'x'.repeat(43)}`, claim),
+        await callback(`${base}/short`, claim),
+        await callback(`${base}/${'x'.repeat(43)}%00`, claim),
+      ];
+      for (const r of attempts) {
+        expect(r.status).toBe(403);
+        expect(r.body).toMatchObject({ code: 4, description: 'unknown task callback secret' });
+      }
+      // The right secret with a body that names no task, or no JSON at all: 400.
+      for (const body of [{ status: 'FAILURE' }, '[]', 'not json']) {
+        const r = await callback(theirs.hook!, body);
+        expect(r.status).toBe(400);
+        expect(r.body).toMatchObject({ code: 4 });
+      }
+      expect(upstreamFetches(theirs.mjId) + upstreamFetches(mine.mjId)).toBe(before);
+      for (const t of [mine, theirs]) expect(await row(t.mjId)).toMatchObject({ status: '', refund: 0 });
+      // The right secret while the upstream cannot confirm (it lost the task): nothing is believed.
+      owner(theirs.mjId).forget(theirs.mjId);
+      const unconfirmed = await callback(theirs.hook!, claim);
+      expect(unconfirmed.status).toBe(502);
+      expect(unconfirmed.body).toMatchObject({ code: 4 });
+      expect(await row(theirs.mjId)).toMatchObject({ status: '', refund: 0 });
+      expect((await balances(user.id, token.id)).user).toBe(QUOTA - IMAGINE);
+      expect((await balances(victim.user.id, victim.token.id)).user).toBe(QUOTA - IMAGINE);
+    });
   });
 });
 

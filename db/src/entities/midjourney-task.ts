@@ -61,6 +61,11 @@ export const MidjourneyTaskSchema = defineEntity({
     requestId: p.string().length(64).default(''),
     /** Refund state (TaskRefund): 0 none due, 1 due (failed, not yet applied by Billing), 2 applied. */
     refund: p.smallint().default(0),
+    /**
+     * SHA-256 (hex) of the secret in the callback URL the relay gave the upstream at submit ('' when it gave none):
+     * only a callback carrying that secret is heard (ADR 036). Never serialized.
+     */
+    notifyHash: p.string().length(64).default('').hidden(),
   },
   indexes: [
     { name: 'midjourney_tasks_user_id_id_index', properties: ['userId', 'id'] },

@@ -3,9 +3,11 @@
  * `/mj/...` and behind the mode prefixes `/mj-fast/mj/...`, `/mj-turbo/mj/...`, `/mj-relax/mj/...` (the prefix is
  * not forwarded). Keys come as `Authorization: Bearer sk-...` or `mj-api-secret` (core/auth.ts extractKey).
  * Errors use new-api's Midjourney envelope `{"description", "type", "code"}`. The work is in tasks/midjourney.
+ * `POST /mj/notify/<secret>` is the upstream's callback (no key; the per-task secret instead, ADR 036).
  */
 import type { Context, Hono } from 'hono';
 import { RelayError } from '../core/errors.ts';
+import { NOTIFY_PATH, wellFormedSecret } from '../tasks/midjourney/notify.ts';
 import type { MidjourneyPoller } from '../tasks/midjourney/poller.ts';
 import {
   type MidjourneyService,
@@ -113,13 +115,42 @@ export function createMidjourneyFront(
     }
   };
 
+  // `/mj/notify` without a task's secret (new-api's key-authenticated push): refused whoever calls, since a
+  // caller's own key must never let them report their task's outcome (ADR 036).
+  const notifyWithoutSecret = (_c: Context) =>
+    render(
+      new MjError(
+        401,
+        4,
+        'task callbacks are accepted only at the callback URL the gateway gave its upstream for that task',
+      ),
+    );
+
+  // The upstream's callback (no key: the upstream calls it): heard only with the task's own secret, and then
+  // only as a cue to fetch the task from the upstream (poller.ts callback).
   const notify = async (c: Context) => {
     try {
-      const caller = await authenticate(c, null);
+      if (!services.options.get('MjNotifyEnabled'))
+        throw new MjError(403, 4, 'task callbacks are disabled (MjNotifyEnabled is off)');
+      const secret = c.req.param('secret') as string;
+      if (!wellFormedSecret(secret)) throw new MjError(403, 4, 'unknown task callback secret');
       const body = await jsonBody(c);
-      if (!(await services.midjourneyPoller.notify(caller.user.id, body)))
-        throw new MjError(404, 4, 'midjourney_task_not_found');
-      return c.json({ code: 1, description: 'success', result: String(body.id), properties: {} });
+      const outcome = await services.midjourneyPoller.callback(secret, body);
+      switch (outcome.kind) {
+        case 'malformed':
+          throw new MjError(400, 4, 'the callback body must be a task object with its id');
+        case 'refused':
+          throw new MjError(403, 4, 'unknown task callback secret');
+        case 'unconfirmed':
+          throw new MjError(502, 4, 'the task could not be fetched from its upstream; it will be polled');
+        case 'applied':
+          return c.json({
+            code: 1,
+            description: 'success',
+            result: outcome.mjId,
+            properties: { status: outcome.status },
+          });
+      }
     } catch (err) {
       return render(err);
     }
@@ -136,8 +167,9 @@ export function createMidjourneyFront(
         app.get(`${prefix}/task/:id/fetch`, fetchTask);
         app.post(`${prefix}/task/list-by-condition`, list);
         app.get(`${prefix}/task/:id/image-seed`, imageSeed);
-        app.post(`${prefix}/notify`, notify);
+        app.post(`${prefix}/notify`, notifyWithoutSecret);
       }
+      app.post(`${NOTIFY_PATH}/:secret`, notify);
       app.get('/mj/image/:id', image);
     },
   };

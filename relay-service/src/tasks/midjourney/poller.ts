@@ -7,6 +7,7 @@
  * upstream, lost by the upstream, channel gone or unreachable), fails with the reason saying which. Due refunds are then reported to Billing as
  * TASK_REFUND events keyed `mj-refund:<task id>` and marked done when acknowledged: a relay that dies between
  * the two leaves the refund due, and the next poll reports it again, which Billing's ledger applies once.
+ * The upstream's callback (`callback`, ADR 036) is a cue to fetch one task now and apply it the same way.
  */
 
 import type { Catalog } from '../../core/catalog.ts';
@@ -15,8 +16,9 @@ import type { BillingReporter } from '../../grpc/billing-client.ts';
 import type { Logger } from '../../log.ts';
 import type { RelayStore } from '../../store/types.ts';
 import { refundPayload } from '../charge.ts';
+import { secretMatches } from './notify.ts';
 import type { MidjourneyRepo, TaskUpdate } from './repo.ts';
-import { modelOfAction, parseUpstreamTask, type TaskRow, type UpstreamTask } from './wire.ts';
+import { FINAL_STATUSES, modelOfAction, parseUpstreamTask, type TaskRow, type UpstreamTask } from './wire.ts';
 
 export type PollerDeps = {
   repo: MidjourneyRepo;
@@ -38,6 +40,16 @@ export type PollerDeps = {
 const FETCH_TIMEOUT_MS = 15_000;
 
 export type PollResult = { polled: number; finished: number; refunded: number };
+
+/**
+ * What a callback came to: `malformed` (no task object), `refused` (no task of that id has this secret),
+ * `unconfirmed` (the upstream could not be asked; the poller will), `applied` (the upstream's state was written).
+ */
+export type CallbackOutcome =
+  | { kind: 'malformed' }
+  | { kind: 'refused' }
+  | { kind: 'unconfirmed'; mjId: string }
+  | { kind: 'applied'; mjId: string; status: string };
 
 export class MidjourneyPoller {
   readonly #d: PollerDeps;
@@ -93,17 +105,50 @@ export class MidjourneyPoller {
   }
 
   /**
-   * `/mj/notify`: a task update pushed by its upstream (the midjourney-proxy task object), for a task of `userId`
-   * (the key that calls it, as new-api authenticates it). Applied like a poll, so a FAILURE finishes the task and
-   * refunds it once. False when the caller has no such task.
+   * `/mj/notify/<secret>`: the upstream's callback for a task the relay gave a callback URL at submit (ADR 036).
+   * Heard only when `secret` is that task's (the body's `id` names the task; the stored hash is compared in
+   * constant time). The body is only a hint: the task is fetched from its upstream and what the upstream says is
+   * applied as a poll would, so a FAILURE finishes it and is refunded once, and nothing a caller claims changes it.
    */
-  async notify(userId: number, body: unknown): Promise<boolean> {
-    const up = parseUpstreamTask(body);
-    if (!up) return false;
-    const row = await this.#d.repo.byMjId(userId, up.id);
-    if (!row) return false;
-    if (await this.#apply(row, up)) await this.refundDue().catch(() => 0);
-    return true;
+  async callback(secret: string, body: unknown): Promise<CallbackOutcome> {
+    const claimed = parseUpstreamTask(body);
+    if (!claimed) return { kind: 'malformed' };
+    const candidates = await this.#d.repo.withNotifyHash(claimed.id);
+    let row: TaskRow | null = null;
+    // Every candidate is compared (not the first match only), so the time taken does not say which one matched.
+    for (const c of candidates) if (secretMatches(secret, c.notifyHash) && !row) row = c.row;
+    if (!row) return { kind: 'refused' };
+    if (FINAL_STATUSES.includes(row.status as (typeof FINAL_STATUSES)[number]))
+      return { kind: 'applied', mjId: row.mjId, status: row.status };
+    const up = await this.#fetchOne(row.channelId, row.mjId);
+    if (!up) return { kind: 'unconfirmed', mjId: row.mjId };
+    if (await this.#apply(row, up))
+      await this.refundDue().catch((err: unknown) =>
+        this.#d.log.warn(`midjourney refunds after a callback: ${(err as Error).message}`),
+      );
+    const now = await this.#d.repo.byId(row.id);
+    return { kind: 'applied', mjId: row.mjId, status: now?.status ?? row.status };
+  }
+
+  /** One task as its upstream's `GET /mj/task/{id}/fetch` describes it; null when it cannot be had. */
+  async #fetchOne(channelId: number, mjId: string): Promise<UpstreamTask | null> {
+    const channel = this.#d.catalog.snapshot.channels.get(channelId);
+    if (!channel) return null;
+    try {
+      const res = await this.#fetch(`${channel.baseUrl}/mj/task/${encodeURIComponent(mjId)}/fetch`, {
+        headers: { 'mj-api-secret': channelConfig(channel).key },
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const task = parseUpstreamTask(await res.json());
+      if (task?.id !== mjId) throw new Error('the answer is not the task asked for');
+      return task;
+    } catch (err) {
+      this.#d.log.warn(
+        `midjourney fetch of task ${mjId} on channel #${channelId} failed: ${(err as Error).message}`,
+      );
+      return null;
+    }
   }
 
   /** The upstream's tasks by id; null when the channel is gone or did not answer. */

@@ -9,9 +9,10 @@ import type { TaskRow, UpstreamTask } from './wire.ts';
 const num = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
 const s = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 
-const SELECT = `select id, code, user_id, token_id, "group", action, mj_id, prompt, prompt_en, description, state,
+const COLUMNS = `id, code, user_id, token_id, "group", action, mj_id, prompt, prompt_en, description, state,
   submit_time, start_time, finish_time, image_url, status, progress, fail_reason, channel_id, quota, buttons,
-  properties from midjourney_tasks`;
+  properties`;
+const SELECT = `select ${COLUMNS} from midjourney_tasks`;
 
 /** Not finished: neither SUCCESS nor FAILURE (new-api also treats '100%' as done). */
 const UNFINISHED = `status not in ('SUCCESS', 'FAILURE')`;
@@ -62,6 +63,8 @@ export type NewTask = {
   quota: number;
   requestId: string;
   properties: string;
+  /** SHA-256 of the callback secret given to the upstream ('' when none was, ADR 036). */
+  notifyHash: string;
 };
 
 export type TaskUpdate = Pick<
@@ -75,8 +78,8 @@ export function createMidjourneyRepo(sql: Sql) {
       const [row] = await sql<{ id: number }>(
         `insert into midjourney_tasks (code, user_id, token_id, "group", action, mj_id, prompt, description, state,
            created_at, submit_time, finish_time, image_url, status, progress, channel_id, quota, request_id,
-           properties)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
+           properties, notify_hash)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
         [
           t.code,
           t.userId,
@@ -97,6 +100,7 @@ export function createMidjourneyRepo(sql: Sql) {
           t.quota,
           t.requestId,
           t.properties,
+          t.notifyHash,
         ],
       );
       return num(row?.id);
@@ -108,6 +112,23 @@ export function createMidjourneyRepo(sql: Sql) {
         userId,
         mjId,
       ]);
+      return rows[0] ? toRow(rows[0]) : null;
+    },
+
+    /**
+     * The tasks with this upstream id that were given a callback URL, with the hash of its secret (a `/mj/notify`
+     * callback names its task by the upstream id; the secret decides which row, if any, it may touch).
+     */
+    async withNotifyHash(mjId: string): Promise<{ row: TaskRow; notifyHash: string }[]> {
+      const rows = await sql(
+        `select ${COLUMNS}, notify_hash from midjourney_tasks where mj_id = ? and notify_hash <> '' order by id desc limit 20`,
+        [mjId],
+      );
+      return rows.map((r) => ({ row: toRow(r), notifyHash: s(r.notify_hash) }));
+    },
+
+    async byId(id: number): Promise<TaskRow | null> {
+      const rows = await sql(`${SELECT} where id = ?`, [id]);
       return rows[0] ? toRow(rows[0]) : null;
     },
 

@@ -11,6 +11,7 @@ import { channelConfig } from '../../core/relay.ts';
 import type { ChannelRecord } from '../../core/repo.ts';
 import type { Logger } from '../../log.ts';
 import type { TaskCharges, TaskHold } from '../charge.ts';
+import { newNotifySecret, notifyHash, notifyUrl } from './notify.ts';
 import type { MidjourneyRepo } from './repo.ts';
 import {
   ACCEPTED_CODES,
@@ -166,7 +167,18 @@ export class MidjourneyService {
     }
 
     const out: Record<string, unknown> = { ...body };
-    if (!d.options.get('MjNotifyEnabled')) delete out.notifyHook;
+    // A client's own notifyHook never reaches the upstream; with MjNotifyEnabled the upstream is given the relay's
+    // callback URL carrying a secret of this submit alone (ADR 036).
+    delete out.notifyHook;
+    let notify: { secret: string; hash: string } | null = null;
+    if (d.options.get('MjNotifyEnabled')) {
+      const secret = newNotifySecret();
+      const hook = notifyUrl(d.options.get('ServerAddress'), secret);
+      if (hook) {
+        out.notifyHook = hook;
+        notify = { secret, hash: notifyHash(secret) };
+      }
+    }
     if (!d.options.get('MjAccountFilterEnabled')) delete out.accountFilter;
     if (typeof out.prompt === 'string' && d.options.get('MjModeClearEnabled'))
       out.prompt = clearMode(out.prompt);
@@ -195,7 +207,7 @@ export class MidjourneyService {
         }
         await d.charges.settle(hold, channel.id, clientIp);
         settled = true;
-        await this.#record(hold, channel, action, answer, original, out).catch((e) =>
+        await this.#record(hold, channel, action, answer, original, out, notify?.hash ?? '').catch((e) =>
           d.log.error(`midjourney task ${answer.result} accepted but not recorded`, e),
         );
         const json = { ...(sent.json as Record<string, unknown>) };
@@ -283,6 +295,7 @@ export class MidjourneyService {
     answer: NonNullable<ReturnType<typeof parseSubmitAnswer>>,
     original: TaskRow | null,
     body: Record<string, unknown>,
+    notifyHash: string,
   ): Promise<void> {
     // A face swap has no prompt; new-api records it as 'InsightFace'.
     const prompt =
@@ -325,6 +338,7 @@ export class MidjourneyService {
       quota: hold.amount,
       requestId: hold.requestId,
       properties: JSON.stringify(answer.properties),
+      notifyHash,
     });
   }
 
