@@ -59,6 +59,18 @@ const RelayEnv = z.object({
   RELAY_BALANCE_TTL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   /** Longest upstream call (non-stream: whole reply; stream: between two chunks). */
   RELAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  /**
+   * Realtime backpressure (ADR 039): a WebSocket direction whose receiver has this many bytes waiting stops
+   * reading its sender until the backlog halves.
+   */
+  RELAY_STREAM_BUFFER_BYTES: z.coerce.number().int().min(16_384).default(1_048_576),
+  /** A backlog past this many bytes ends the session at once (also the largest message taken from a socket). */
+  RELAY_STREAM_BUFFER_MAX_BYTES: z.coerce.number().int().min(65_536).default(16_777_216),
+  /**
+   * A realtime backlog that stays above RELAY_STREAM_BUFFER_BYTES this long ends the session; an HTTP stream
+   * whose client takes nothing this long is ended (billed for what was produced).
+   */
+  RELAY_STREAM_STALL_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
   /** How long usage waits in this relay before any relay may report it for a dead instance. */
   RELAY_OUTBOX_SWEEP_AFTER_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   /**

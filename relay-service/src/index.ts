@@ -110,12 +110,22 @@ export async function startRelay(
     if (opts.releaseStartupMemory ?? process.env.NODE_ENV === 'production') await releaseStartupMemory();
     // OpenAI Realtime over WebSocket (GET /v1/realtime upgrades; ADR 030).
     realtime = pipeline
-      ? createRealtimeGateway({ ...pipeline, clientIp, log, idleMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS })
+      ? createRealtimeGateway({
+          ...pipeline,
+          clientIp,
+          log,
+          idleMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+          limits: {
+            highWater: Math.min(cfg.RELAY_STREAM_BUFFER_BYTES, cfg.RELAY_STREAM_BUFFER_MAX_BYTES),
+            max: cfg.RELAY_STREAM_BUFFER_MAX_BYTES,
+            stallMs: cfg.RELAY_STREAM_STALL_MS,
+          },
+        })
       : null;
     http = await serveHttp(app.fetch, {
       port: cfg.RELAY_PORT,
       hostname: cfg.RELAY_HOST,
-      ...(realtime ? { upgrade: realtime.upgrade } : {}),
+      ...(realtime ? { upgrade: realtime.upgrade, wsMaxPayload: cfg.RELAY_STREAM_BUFFER_MAX_BYTES } : {}),
     });
     grpc = await startRelayGrpc({
       host: cfg.RELAY_GRPC_HOST,

@@ -48,7 +48,7 @@ export type FetchHandler = (request: Request, conn: ConnInfo) => Response | Prom
  */
 export type ServerWebSocket = Pick<
   WebSocket,
-  'send' | 'close' | 'readyState' | 'binaryType' | 'addEventListener' | 'protocol'
+  'send' | 'close' | 'readyState' | 'binaryType' | 'addEventListener' | 'protocol' | 'bufferedAmount'
 >;
 
 /**
@@ -89,6 +89,8 @@ export type ServeOptions = {
   hostname: string;
   /** WebSocket upgrades (the realtime API): decided before the switch, so a refusal is a plain HTTP answer. */
   upgrade?: UpgradeHandler;
+  /** Largest WebSocket message taken from a client (Node; `ws`'s own default is 100 MiB). */
+  wsMaxPayload?: number;
 };
 
 /**
@@ -158,7 +160,7 @@ async function serveNode(fetchHandler: FetchHandler, opts: ServeOptions): Promis
     );
     server.once('error', reject);
   });
-  if (opts.upgrade) await handleNodeUpgrades(http, opts.upgrade, opts.hostname);
+  if (opts.upgrade) await handleNodeUpgrades(http, opts.upgrade, opts.hostname, opts.wsMaxPayload);
   const { port } = http.address() as AddressInfo;
   return {
     port,
@@ -187,12 +189,14 @@ async function handleNodeUpgrades(
   server: import('node:http').Server,
   upgrade: UpgradeHandler,
   hostname: string,
+  maxPayload: number | undefined,
 ): Promise<void> {
   const { WebSocketServer } = await import('ws');
   const chosen = new WeakMap<object, string | null>();
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
+    ...(maxPayload ? { maxPayload } : {}),
     // The protocol the handler chose for this request (false: none).
     handleProtocols: (_offered, req) => chosen.get(req) ?? false,
   });

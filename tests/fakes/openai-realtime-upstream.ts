@@ -13,7 +13,8 @@
  * with a `response.done` of status `cancelled` carrying the usage of what was sent.
  *
  * Scripts (`next`) set a response's text, audio chunks, usage and whether it holds open after its deltas (for
- * cancel tests); without a script: text "Hello there", one audio chunk, usage 10 text + 20 audio in, 2 text + 30
+ * cancel tests), or a flood of audio deltas sent as fast as the reader takes them (backpressure tests: the fake
+ * keeps at most 1 MiB waiting in its own socket, as a well-behaved server would); without a script: text "Hello there", one audio chunk, usage 10 text + 20 audio in, 2 text + 30
  * audio out. Binary frames are echoed back unchanged (a test hook: the real API speaks JSON text only).
  * Uses `ws` and node:http, so it also runs on Deno.
  */
@@ -39,6 +40,11 @@ export type RealtimeScript = {
   hold?: boolean;
   /** Close the socket (this code) after the deltas instead of finishing. */
   closeWith?: number;
+  /**
+   * Instead of the deltas: audio deltas of `chunkBytes` base64 characters (default 32 KiB) until `bytes` are
+   * sent or `response.cancel` comes; `response.done` then reports one audio output token per delta sent.
+   */
+  flood?: { bytes: number; chunkBytes?: number };
 };
 
 export type RealtimeConnection = {
@@ -49,6 +55,13 @@ export type RealtimeConnection = {
   protocol: string;
   /** Client events as received (parsed JSON; binary frames as `{binary: bytes}`). */
   received: unknown[];
+  /** Bytes of client messages received. */
+  receivedBytes: number;
+  /** Stop / start reading the socket (an upstream that does not take the client's events). */
+  pause(): void;
+  resume(): void;
+  /** Audio deltas of a flood sent so far. */
+  flooded: number;
   closed: Promise<{ code: number }>;
 };
 
@@ -159,6 +172,10 @@ export async function startFakeRealtime(opts: { keys?: string[] } = {}): Promise
         beta,
         protocol: ws.protocol,
         received: [],
+        receivedBytes: 0,
+        pause: () => ws.pause(),
+        resume: () => ws.resume(),
+        flooded: 0,
         closed: new Promise((r) => {
           closedResolve = r;
         }),
@@ -177,6 +194,7 @@ export async function startFakeRealtime(opts: { keys?: string[] } = {}): Promise
       let active: { id: string; sent: RealtimeUsageFigures; finish: (status: string) => void } | null = null;
 
       ws.on('message', (data, isBinary) => {
+        conn.receivedBytes += (data as Buffer).length;
         if (isBinary) {
           conn.received.push({ binary: new Uint8Array(data as Buffer) });
           ws.send(data, { binary: true });
@@ -208,6 +226,40 @@ export async function startFakeRealtime(opts: { keys?: string[] } = {}): Promise
           usage: null,
         };
         send({ type: 'response.created', response });
+        if (script.flood) {
+          const { bytes, chunkBytes = 32 * 1024 } = script.flood;
+          const delta = Buffer.alloc((chunkBytes / 4) * 3, 7).toString('base64');
+          let cancelled = false;
+          active = {
+            id: responseId,
+            sent: full,
+            finish: () => {
+              cancelled = true;
+            },
+          };
+          void (async () => {
+            for (let sent = 0; sent < bytes && !cancelled && ws.readyState === ws.OPEN; ) {
+              // A server that keeps little in its own buffers: wait while the reader is behind.
+              if (ws.bufferedAmount > 1 << 20) {
+                await new Promise((r) => setTimeout(r, 2));
+                continue;
+              }
+              send({ type: 'response.output_audio.delta', response_id: responseId, delta });
+              sent += delta.length;
+              conn.flooded++;
+            }
+            active = null;
+            send({
+              type: 'response.done',
+              response: {
+                ...response,
+                status: cancelled ? 'cancelled' : 'completed',
+                usage: usageJson({ ...full, textOut: 0, audioOut: conn.flooded }),
+              },
+            });
+          })();
+          return;
+        }
         const words = text.split(/(?=\s)/);
         for (const w of words)
           send({

@@ -78,6 +78,12 @@ export type FakeRespond = {
   omitUsage?: boolean;
   /** Destroy the socket after this many SSE events (0 = before any response, also for non-stream requests). */
   dropAfterChunks?: number;
+  /**
+   * Chat streams only: instead of the text, content deltas of `chunkBytes` characters (`hey hey ...`, default
+   * 32 KiB) until `bytes` are written, as fast as the reader takes them (the fake waits for 'drain', so it holds
+   * little itself). `sent` counts the bytes written so far (the fake updates it).
+   */
+  flood?: { bytes: number; chunkBytes?: number; sent?: number };
 };
 
 export type FakeRule = {
@@ -450,10 +456,21 @@ function sseWriter(ctx: Ctx) {
     if (sent > 0 && ctx.respond.streamDelayMs) await sleep(ctx.respond.streamDelayMs);
     if (ctx.res.destroyed) return false;
     const line = typeof data === 'string' ? data : JSON.stringify(data);
+    let written = true;
     flushed = new Promise<void>((resolve) => {
-      ctx.res.write(`${event ? `event: ${event}\n` : ''}data: ${line}\n\n`, () => resolve());
+      written = ctx.res.write(`${event ? `event: ${event}\n` : ''}data: ${line}\n\n`, () => resolve());
     });
     sent++;
+    if (!written && ctx.respond.flood)
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          ctx.res.off('drain', done);
+          ctx.res.off('close', done);
+          resolve();
+        };
+        ctx.res.on('drain', done);
+        ctx.res.on('close', done);
+      });
     return true;
   };
 }
@@ -605,7 +622,15 @@ async function chatCompletions(ctx: Ctx) {
     }
   } else {
     if (!(await send(chunk({ delta: { role: 'assistant', content: '', refusal: null } })))) return;
-    for (const c of gen.chunks) if (!(await send(chunk({ delta: { content: c } })))) return;
+    const flood = ctx.respond.flood;
+    if (flood) {
+      const piece = 'hey '.repeat(Math.ceil((flood.chunkBytes ?? 32 * 1024) / 4));
+      flood.sent = 0;
+      while (flood.sent < flood.bytes) {
+        if (!(await send(chunk({ delta: { content: piece } })))) return;
+        flood.sent += piece.length;
+      }
+    } else for (const c of gen.chunks) if (!(await send(chunk({ delta: { content: c } })))) return;
   }
   if (!(await send(chunk({ delta: {}, finish_reason: finish })))) return;
   if (includeUsage) {

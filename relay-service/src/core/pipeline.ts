@@ -128,6 +128,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       log,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
       upstreamTimeoutMs: cfg.RELAY_UPSTREAM_TIMEOUT_MS,
+      streamStallMs: cfg.RELAY_STREAM_STALL_MS,
       balanceTtlMs: cfg.RELAY_BALANCE_TTL_MS,
     });
     const channels = new ChannelOps({

@@ -49,6 +49,7 @@ import {
 import type { ChannelRecord, Repo } from './repo.ts';
 import { findSensitive, promptText, sensitivePolicy } from './sensitive.ts';
 import { maskAnswerBody, maskingStage } from './sensitive-mask.ts';
+import { stallFrame } from './stream-stall.ts';
 import { countTextTokens } from './tokenize.ts';
 import { clientMessage, disableReason, isRetryable, mapStatus } from './upstream.ts';
 import {
@@ -89,6 +90,8 @@ export type RelayDeps = {
   log: Logger;
   fetch?: typeof fetch;
   upstreamTimeoutMs: number;
+  /** A stream whose client takes nothing for this long is ended (RELAY_STREAM_STALL_MS; default 30 s). */
+  streamStallMs?: number;
   /** How long a balance loaded into the store lives there (RELAY_BALANCE_TTL_MS). */
   balanceTtlMs: number;
   now?: () => number;
@@ -681,6 +684,7 @@ export class RelayCore {
     const finish = () => {
       finished ??= (async () => {
         idle.stop();
+        stall.stop();
         release();
         const t = conv.tally();
         const u = t.usage ?? (await this.#localUsage(ctx, t.completionText));
@@ -704,8 +708,45 @@ export class RelayCore {
     const idle = idleTimer(idleMs, () => {
       upstream.cancel(new Error('stream idle timeout')).catch(() => {});
     });
+    // Backpressure (ADR 039): the body is pulled only as the client's socket drains, so a client that does not
+    // read holds back the upstream. One that takes nothing for stallMs gets the stream ended: the upstream is
+    // cancelled and what was produced billed at once, a last error event waits for it, and a client that does
+    // not take that either within stallMs has its connection cut.
+    const stallMs = this.#d.streamStallMs ?? 30_000;
+    let ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
+    let stalled: Timer | undefined;
+    const stall = idleTimer(stallMs, () => {
+      const message = `the client read nothing for ${stallMs} ms; the stream ends here`;
+      this.#d.log.warn(`stream ${ctx.requestId}: ${message}`);
+      upstream.cancel(new Error('the client stopped reading')).catch(() => {});
+      void finish();
+      const frame = stallFrame(ctx.call.endpoint, message);
+      try {
+        if (frame) ctrl?.enqueue(frame);
+      } catch {
+        // The stream is already over.
+      }
+      stalled = setTimeout(() => {
+        try {
+          ctrl?.error(new Error('the client stopped reading'));
+        } catch {
+          // Already over.
+        }
+      }, stallMs);
+      if (refreshable(stalled)) stalled.unref();
+    });
     const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        ctrl = controller;
+      },
       pull: async (controller) => {
+        stall.disarm();
+        if (stalled !== undefined) {
+          // The client took the last event after all: end the stream cleanly.
+          clearTimeout(stalled);
+          controller.close();
+          return;
+        }
         try {
           // Upstream chunks that complete no frame (a partial SSE event) produce nothing: read on.
           for (;;) {
@@ -734,7 +775,10 @@ export class RelayCore {
               controller.close();
               return;
             }
-            if (out.length > 0) return;
+            if (out.length > 0) {
+              stall.arm();
+              return;
+            }
           }
         } catch (err) {
           this.#d.log.warn(`stream ${ctx.requestId} ended early: ${(err as Error).message}`);
@@ -744,6 +788,7 @@ export class RelayCore {
         }
       },
       cancel: async (reason) => {
+        clearTimeout(stalled);
         // The client went away: stop the upstream and bill what was produced.
         await upstream.cancel(reason).catch(() => {});
         await finish();

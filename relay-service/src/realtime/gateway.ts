@@ -39,7 +39,8 @@ import { openAiError } from '../http/openai.ts';
 import type { Logger } from '../log.ts';
 import type { ConnInfo, ServerWebSocket, UpgradeDecision, UpgradeHandler } from '../runtime.ts';
 import type { RateLimit, RelayStore } from '../store/types.ts';
-import { RealtimeSession, type SessionBilling } from './session.ts';
+import type { FlowLimits } from './flow.ts';
+import { DEFAULT_FLOW_LIMITS, RealtimeSession, type SessionBilling } from './session.ts';
 import {
   type BufferedSocket,
   openUpstream,
@@ -65,6 +66,8 @@ export type RealtimeServices = {
   openTimeoutMs?: number;
   /** How long in-flight responses get to report their usage when a session ends. Default 5 s. */
   graceMs?: number;
+  /** Backpressure of both directions (ADR 039); also the largest message taken from the upstream. */
+  limits?: FlowLimits;
   now?: () => number;
 };
 
@@ -106,6 +109,7 @@ function refusal(err: RelayError): Response {
 export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
   const now = s.now ?? Date.now;
   const sessions = new Set<RealtimeSession>();
+  const limits = s.limits ?? DEFAULT_FLOW_LIMITS;
 
   async function authenticate(request: Request, url: URL, ip: string, model: string): Promise<Caller> {
     const raw = extractKey(request.headers, url);
@@ -247,7 +251,7 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
         channelIds.push(ch.id);
         try {
           const target = realtimeTarget(channelConfig(ch), upstreamModelOf(ch), beta);
-          upstream = await openUpstream(target, s.openTimeoutMs ?? 10_000);
+          upstream = await openUpstream(target, s.openTimeoutMs ?? 10_000, limits.max);
           served = ch;
           break;
         } catch (err) {
@@ -301,6 +305,7 @@ export function createRealtimeGateway(s: RealtimeServices): RealtimeGateway {
             billing,
             idleMs: s.idleMs,
             graceMs: s.graceMs ?? 5_000,
+            limits,
             now,
             onError: (message, err) => s.log.error(`realtime ${sessionId}: ${message}`, err),
           });

@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { extractKey } from '../core/auth.ts';
 import { type PriceTables, resolvePrice } from '../core/pricing.ts';
 import type { ChannelConfig } from '../providers/types.ts';
+import { Flow, type Overflow } from './flow.ts';
 import { responseHold, responseRequestId, selectProtocol } from './gateway.ts';
 import { realtimeTarget } from './upstream.ts';
 import { errorEvent, eventInfo, realtimeUsage } from './usage.ts';
@@ -173,5 +174,73 @@ describe('realtime hold', () => {
     expect(responseHold(resolvePrice(tables, 'rt', 'default')!, tables)).toBe(48_000);
     expect(responseHold(resolvePrice(tables, 'rt', 'vip')!, tables)).toBe(24_000);
     expect(responseHold(resolvePrice(tables, 'fixed', 'default')!, tables)).toBe(10_000);
+  });
+});
+
+describe('realtime flow control (ADR 039)', () => {
+  const socket = () => {
+    const s = { bufferedAmount: 0, readyState: 1, paused: false, pause: () => {}, resume: () => {} };
+    s.pause = () => {
+      s.paused = true;
+    };
+    s.resume = () => {
+      s.paused = false;
+    };
+    return s;
+  };
+  const limits = { highWater: 1000, max: 5000, stallMs: 200 };
+
+  it('pauses the source above the high-water mark and resumes it once the backlog halves', () => {
+    vi.useFakeTimers();
+    try {
+      const source = socket();
+      const sink = socket();
+      const overflows: Overflow[] = [];
+      const flow = new Flow(source as never, sink as never, limits, (o) => overflows.push(o), Date.now);
+      sink.bufferedAmount = 900;
+      flow.sent();
+      expect(source.paused).toBe(false);
+      sink.bufferedAmount = 1200;
+      flow.sent();
+      expect(source.paused).toBe(true);
+      sink.bufferedAmount = 600;
+      vi.advanceTimersByTime(50);
+      expect(source.paused).toBe(true);
+      sink.bufferedAmount = 500;
+      vi.advanceTimersByTime(50);
+      expect(source.paused).toBe(false);
+      expect(overflows).toEqual([]);
+      expect(flow.overflowed).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('overflows past the hard limit at once, and after the stall time above the mark', () => {
+    vi.useFakeTimers();
+    try {
+      const sink = socket();
+      const overflows: Overflow[] = [];
+      const hard = new Flow(socket() as never, sink as never, limits, (o) => overflows.push(o), Date.now);
+      sink.bufferedAmount = 6000;
+      hard.sent();
+      expect(overflows).toEqual([{ backlog: 6000, stalledMs: null }]);
+      expect(hard.overflowed).toBe(true);
+
+      const source = socket();
+      const slow = socket();
+      const stalled = new Flow(source as never, slow as never, limits, (o) => overflows.push(o), Date.now);
+      slow.bufferedAmount = 2000;
+      stalled.sent();
+      vi.advanceTimersByTime(150);
+      expect(overflows).toHaveLength(1);
+      vi.advanceTimersByTime(100);
+      expect(overflows).toHaveLength(2);
+      expect(overflows[1]!.stalledMs).toBeGreaterThan(200);
+      // The source is read again: the session's end needs the upstream's answers.
+      expect(source.paused).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

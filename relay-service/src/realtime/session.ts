@@ -7,10 +7,16 @@
  * is asked to cancel them and given `graceMs` to answer with their `response.done` (OpenAI reports the usage of a
  * cancelled response there), so what was produced is billed from the upstream's own figures; a response still
  * open after that, or when the upstream itself closes, is billed from the text it streamed, counted locally.
+ *
+ * Backpressure (ADR 039): each direction stops reading its sender while its receiver has more than the high-water
+ * mark waiting; a receiver that stays behind (past the hard limit, or above the mark for the stall time) ends
+ * the session with an `error` event to the client, the usual cancel and bill, and close code 1008 (the client
+ * does not read) or 1011 (the upstream does not read).
  */
 
 import type { Usage } from '../core/usage.ts';
 import type { ServerWebSocket } from '../runtime.ts';
+import { Flow, type FlowLimits, type Overflow } from './flow.ts';
 import type { BufferedSocket } from './upstream.ts';
 import { errorEvent, eventInfo } from './usage.ts';
 
@@ -42,24 +48,35 @@ export type SessionOptions = {
   idleMs: number;
   /** How long in-flight responses may take to report their usage after a cancel. */
   graceMs: number;
+  /** Backpressure limits of both directions (defaults: DEFAULT_FLOW_LIMITS). */
+  limits?: FlowLimits;
   now?: () => number;
   onError?: (message: string, err?: unknown) => void;
 };
 
+/** The relay's defaults (RELAY_STREAM_BUFFER_BYTES, RELAY_STREAM_BUFFER_MAX_BYTES, RELAY_STREAM_STALL_MS). */
+export const DEFAULT_FLOW_LIMITS: FlowLimits = { highWater: 1 << 20, max: 16 << 20, stallMs: 30_000 };
+
 type InFlight = { startedAt: number; firstTokenAt: number | null; text: string };
 
-/** Codes an application may send (RFC 6455 §7.4 as the WHATWG API allows them); anything else ends as 1000. */
+/** Codes the WHATWG API lets an application send (RFC 6455 §7.4): 1000 and 3000-4999. */
+const appCode = (code: number) => (code === 1000 || (code >= 3000 && code <= 4999) ? code : 1000);
+
+/** Closes with `code`; where the API refuses it (Deno: 1008, 1011), with 1000. */
 function safeClose(socket: ServerWebSocket, code: number, reason: string): void {
   if (socket.readyState > OPEN) return;
-  const usable = code === 1000 || (code >= 3000 && code <= 4999);
-  try {
-    socket.close(usable ? code : 1000, reason.slice(0, 120));
-  } catch {
+  for (const c of [code, 1000]) {
     try {
-      socket.close();
+      socket.close(c, reason.slice(0, 120));
+      return;
     } catch {
-      // Already closing.
+      // Not a code this API sends: try the next.
     }
+  }
+  try {
+    socket.close();
+  } catch {
+    // Already closing.
   }
 }
 
@@ -77,10 +94,28 @@ export class RealtimeSession {
   #settledWaiter: (() => void) | null = null;
   readonly done: Promise<void>;
   #resolveDone!: () => void;
+  /** Upstream -> client, and client -> upstream. */
+  readonly #down: Flow;
+  readonly #up: Flow;
 
   constructor(opts: SessionOptions) {
     this.#o = opts;
     this.#now = opts.now ?? Date.now;
+    const limits = opts.limits ?? DEFAULT_FLOW_LIMITS;
+    this.#down = new Flow(
+      opts.upstream.socket,
+      opts.client,
+      limits,
+      (o) => this.#overflow('client', o),
+      this.#now,
+    );
+    this.#up = new Flow(
+      opts.client,
+      opts.upstream.socket,
+      limits,
+      (o) => this.#overflow('upstream', o),
+      this.#now,
+    );
     this.done = new Promise((r) => {
       this.#resolveDone = r;
     });
@@ -98,7 +133,9 @@ export class RealtimeSession {
     client.addEventListener('message', (ev) => {
       this.#touch();
       const s = upstream.socket;
-      if (s.readyState === OPEN) s.send(ev.data as string | ArrayBuffer);
+      if (s.readyState !== OPEN || this.#up.overflowed) return;
+      s.send(ev.data as string | ArrayBuffer);
+      this.#up.sent();
     });
     client.addEventListener('close', () => void this.end('client closed'));
     client.addEventListener('error', () => void this.end('client error'));
@@ -118,7 +155,6 @@ export class RealtimeSession {
 
   #fromUpstream(data: unknown): void {
     this.#touch();
-    const { client } = this.#o;
     if (typeof data === 'string') {
       const info = eventInfo(data);
       if (info?.responseId) {
@@ -131,14 +167,48 @@ export class RealtimeSession {
         }
         if (open && info.type.endsWith('.delta')) open.firstTokenAt ??= this.#now();
       }
-      if (client.readyState === OPEN) client.send(data);
+      this.#toClient(data);
       if (info?.type === 'response.done') {
         const id = info.responseId ?? `unnamed-${this.#billed.size + this.#inFlight.size}`;
         this.#bill(id, info.usage);
       }
       return;
     }
-    if (client.readyState === OPEN) client.send(data as ArrayBuffer);
+    this.#toClient(data as ArrayBuffer);
+  }
+
+  #toClient(data: string | ArrayBuffer): void {
+    const { client } = this.#o;
+    if (client.readyState !== OPEN || this.#down.overflowed) return;
+    client.send(data);
+    this.#down.sent();
+  }
+
+  /** A receiver stayed behind: tell the client why, then end the session (cancel, bill, close). */
+  #overflow(behind: 'client' | 'upstream', o: Overflow): void {
+    const limits = this.#o.limits ?? DEFAULT_FLOW_LIMITS;
+    const why =
+      o.stalledMs === null
+        ? `${o.backlog} bytes waiting, over the limit of ${limits.max}`
+        : `${o.backlog} bytes waiting for more than ${limits.stallMs} ms`;
+    const message =
+      behind === 'client'
+        ? `the client is not reading the session's events (${why}); the realtime session ends here`
+        : `the upstream is not taking the client's events (${why}); the realtime session ends here`;
+    this.#o.onError?.(message);
+    const { client } = this.#o;
+    if (client.readyState === OPEN && !this.#ending)
+      client.send(
+        errorEvent(
+          behind === 'client'
+            ? { type: 'invalid_request_error', code: 'client_too_slow', message }
+            : { type: 'server_error', code: 'upstream_too_slow', message },
+        ),
+      );
+    void this.end(
+      behind === 'client' ? 'the client is not reading' : 'the upstream is not reading',
+      behind === 'client' ? 1008 : 1011,
+    );
   }
 
   /** Queues the bill of one finished response (at most once per response id). */
@@ -172,13 +242,17 @@ export class RealtimeSession {
   #upstreamClosed(code: number, reason: string): Promise<void> {
     // Whatever is still open will never report usage: it is billed from what it streamed (in end()). The client
     // gets the upstream's close code when the WebSocket API lets an application send it.
-    return this.end(reason || 'upstream closed', code);
+    return this.end(reason || 'upstream closed', appCode(code));
   }
 
   /** Ends the session (idempotent); resolves once every response is billed and the hold is given back. */
   end(reason: string, clientCode = 1000): Promise<void> {
     this.#ending ??= (async () => {
       clearTimeout(this.#idle);
+      // Both sockets are read again (the upstream's answers to the cancels must get through); a receiver past
+      // the hard limit still gets nothing more.
+      this.#down.stop();
+      this.#up.stop();
       const { client, upstream } = this.#o;
       const up = upstream.socket;
       if (this.#inFlight.size > 0 && up.readyState === OPEN) {

@@ -94,19 +94,27 @@ function buffered(socket: ServerWebSocket): BufferedSocket {
 }
 
 /** Opens the upstream WebSocket; rejects with UpstreamOpenError when refused, unreachable or too slow. */
-export async function openUpstream(target: UpstreamTarget, timeoutMs: number): Promise<BufferedSocket> {
-  if (runtime.name === 'node') return openNode(target, timeoutMs);
+export async function openUpstream(
+  target: UpstreamTarget,
+  timeoutMs: number,
+  maxPayload = 64 * 1024 * 1024,
+): Promise<BufferedSocket> {
+  if (runtime.name === 'node') return openNode(target, timeoutMs, maxPayload);
   return openStandard(target, timeoutMs);
 }
 
-async function openNode(target: UpstreamTarget, timeoutMs: number): Promise<BufferedSocket> {
+async function openNode(
+  target: UpstreamTarget,
+  timeoutMs: number,
+  maxPayload: number,
+): Promise<BufferedSocket> {
   const { WebSocket } = await import('ws');
   return new Promise<BufferedSocket>((resolve, reject) => {
     const ws = new WebSocket(target.url, target.protocols, {
       headers: target.headers,
       perMessageDeflate: false,
       handshakeTimeout: timeoutMs,
-      maxPayload: 64 * 1024 * 1024,
+      maxPayload,
     });
     ws.binaryType = 'arraybuffer';
     const socket = ws as unknown as ServerWebSocket;

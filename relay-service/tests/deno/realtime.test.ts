@@ -21,6 +21,11 @@ declare const Deno: {
     sanitizeResources?: boolean;
     fn: () => Promise<void>;
   }): void;
+  connect(o: { hostname: string; port: number }): Promise<{
+    write(b: Uint8Array): Promise<number>;
+    close(): void;
+  }>;
+  memoryUsage(): { rss: number };
 };
 
 function assertEquals<T>(actual: T, expected: T, what: string): void {
@@ -134,6 +139,97 @@ Deno.test({
         ['header', 'header'],
         'upstream auth',
       );
+    } finally {
+      await stack.close();
+      await fake.close();
+    }
+  },
+});
+
+/** A WebSocket client on a raw TCP connection that sends one text event and then never reads (ADR 039). */
+async function clientThatNeverReads(port: number, key: string, event: string) {
+  const conn = await Deno.connect({ hostname: '127.0.0.1', port });
+  const head =
+    'GET /v1/realtime?model=gpt-realtime HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n' +
+    'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+    `Authorization: Bearer ${key}\r\n\r\n`;
+  await conn.write(new TextEncoder().encode(head));
+  return {
+    async send() {
+      // One masked text frame (mask key 0: the payload goes as is).
+      const payload = new TextEncoder().encode(event);
+      await conn.write(new Uint8Array([0x81, 0x80 | payload.length, 0, 0, 0, 0, ...payload]));
+    },
+    close: () => conn.close(),
+  };
+}
+
+Deno.test({
+  name: 'realtime on Deno: a client that never reads is bounded by the hard limit and its session ends, billed',
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const fake = await startFakeRealtime();
+    const stack = await startStack({
+      suffix: 'deno_realtime_bp',
+      env: { RELAY_STREAM_STALL_MS: '600', RELAY_STREAM_BUFFER_MAX_BYTES: '4194304' },
+    });
+    try {
+      const user = await seedUser(stack, { quota: 100_000_000 });
+      const token = await seedToken(stack, user.id, { remainQuota: 100_000_000 });
+      await seedChannel(stack, { baseUrl: fake.url, models: ['gpt-realtime'] });
+      await setOptions(stack, {
+        ModelRatio: '{"gpt-realtime":2}',
+        CompletionRatio: '{"gpt-realtime":4}',
+        AudioRatio: '{"gpt-realtime":16}',
+        AudioCompletionRatio: '{"gpt-realtime":2}',
+      });
+      const usage = { textIn: 10, audioIn: 0, textOut: 0, audioOut: 0 };
+      const FLOOD = 200 * 1024 * 1024;
+      fake.next({ flood: { bytes: FLOOD }, usage });
+      const port = new URL(stack.relays[0]!.httpUrl).port;
+      const client = await clientThatNeverReads(
+        Number(port),
+        `sk-${token.key}`,
+        JSON.stringify({ type: 'response.create' }),
+      );
+      try {
+        for (let i = 0; i < 100 && fake.connections.length === 0; i++)
+          await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 100));
+        const base = Deno.memoryUsage().rss;
+        let peak = base;
+        await client.send();
+        const conn = fake.connections[0]!;
+        let closed = false;
+        void conn.closed.then(() => {
+          closed = true;
+        });
+        const deadline = Date.now() + 20_000;
+        while (!closed && conn.flooded * 32 * 1024 < FLOOD && Date.now() < deadline) {
+          peak = Math.max(peak, Deno.memoryUsage().rss);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const growthMb = (peak - base) / 2 ** 20;
+        if (growthMb >= 64) throw new Error(`the relay grew by ${growthMb.toFixed(1)} MB`);
+        assertEquals(closed, true, 'the session ended');
+        if (conn.flooded * 32 * 1024 >= 64 * 2 ** 20)
+          throw new Error(`the upstream sent ${conn.flooded} deltas through a client that does not read`);
+        await new Promise((r) => setTimeout(r, 300));
+        await drained(stack);
+        const rows = await stack.sql<{ quota: number }>(
+          `select quota::int as quota from logs where user_id = ? and type = 2`,
+          [user.id],
+        );
+        // Billed once, for what the upstream reports the cancelled response produced: (10 + n·16·2)·2.
+        assertEquals(
+          rows.map((r) => r.quota),
+          [(10 + conn.flooded * 32) * 2],
+          'log rows',
+        );
+      } finally {
+        client.close();
+      }
     } finally {
       await stack.close();
       await fake.close();
