@@ -13,6 +13,9 @@ RUN npx remix vite:build
 
 FROM node:22-slim AS runtime
 ENV NODE_ENV=production
+# Outside a container every listener binds to loopback by default (ADR 034); in the container they must be
+# reachable from other pods, which the k8s NetworkPolicies then restrict. INTERNAL_API_SECRET is not baked in.
+ENV HOST=0.0.0.0 CONSOLE_GRPC_HOST=0.0.0.0 RELAY_HOST=0.0.0.0 RELAY_GRPC_HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY db/package.json db/

@@ -8,7 +8,9 @@
  * It reuses bench/lib (the fake, the console side, the relay process and the load client) and is not part of
  * `npm run bench`, whose Switchyard target is the Redis mode. Run it on two commits to see what a change costs.
  */
+
 import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -18,6 +20,8 @@ import { cpuMicros, postgresCpu, serialLatency, type Target, throughput } from '
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
+/** The service secret the bench's console (Billing) and relay share, as `npm start` makes one (ADR 034). */
+const internalSecret = process.env.INTERNAL_API_SECRET || randomBytes(32).toString('base64url');
 const arg = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const seconds = arg('seconds', 8);
@@ -45,7 +49,7 @@ function child<T>(
   const { REDIS_URL: _, ...inherited } = process.env;
   const c = fork(path.join(here, 'lib', file), args, {
     cwd: root,
-    env: { ...inherited, NODE_ENV: 'production', ...env },
+    env: { ...inherited, NODE_ENV: 'production', INTERNAL_API_SECRET: internalSecret, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.push(c);

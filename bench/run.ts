@@ -14,7 +14,9 @@
  * on a fresh stack; merges into the existing results.json instead of replacing it); --profile;
  * --big-prompt-only (just the big-prompt scenario of issue 13 on a fresh stack; prints, writes nothing).
  */
+
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -45,6 +47,8 @@ import {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
+/** The service secret the bench's console (Billing) and relay share, as `npm start` makes one (ADR 034). */
+const internalSecret = process.env.INTERNAL_API_SECRET || randomBytes(32).toString('base64url');
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const skipPortkey = argv.includes('--no-portkey');
@@ -124,7 +128,7 @@ function child<T>(
   const c = fork(path.join(here, 'lib', file), args, {
     cwd: root,
     execArgv,
-    env: { ...process.env, NODE_ENV: 'production', ...env },
+    env: { ...process.env, NODE_ENV: 'production', INTERNAL_API_SECRET: internalSecret, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.push(c);

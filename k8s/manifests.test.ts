@@ -207,14 +207,9 @@ describe('base', () => {
     expect(objects().filter((o) => o.metadata.namespace !== undefined || o.kind === 'Namespace')).toEqual([]);
   });
 
-  it('has the Secret template with the three keys, as stringData', () => {
+  it('has the Secret template with the three operator keys, as stringData (INTERNAL_API_SECRET is generated)', () => {
     const secret = find(objects(), 'Secret', 'switchyard-secrets')!;
-    expect(Object.keys(secret.stringData).sort()).toEqual([
-      'DATABASE_URL',
-      'INTERNAL_API_SECRET',
-      'REDIS_URL',
-      'SESSION_SECRET',
-    ]);
+    expect(Object.keys(secret.stringData).sort()).toEqual(['DATABASE_URL', 'REDIS_URL', 'SESSION_SECRET']);
     expect(secret.data).toBeUndefined();
   });
 
@@ -231,6 +226,115 @@ describe('base', () => {
     });
     expect(find(objects(), 'PodDisruptionBudget', 'switchyard-relay')!.spec.minAvailable).toBe(1);
     expect(find(objects(), 'Deployment', 'switchyard-console')!.spec.replicas).toBe(2);
+  });
+});
+
+describe.each(Object.keys(results))('internal gRPC trust in %s (ADR 034)', (name) => {
+  const objects = () => builds[name]!.objects;
+  const policies = () => objects().filter((o) => o.kind === 'NetworkPolicy');
+  const labelsOf = (deployment: string) =>
+    find(objects(), 'Deployment', deployment)!.spec.template.metadata.labels as Record<string, string>;
+  const selects = (policy: K8sObject, labels: Record<string, string>) =>
+    Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  /** The (peer, port) pairs the ingress rules of every policy selecting `deployment` allow. */
+  const allowedIn = (deployment: string) =>
+    policies()
+      .filter((p) => p.spec.policyTypes.includes('Ingress') && selects(p, labelsOf(deployment)))
+      .flatMap((p) => p.spec.ingress ?? [])
+      .flatMap((rule: K8sObject) =>
+        (rule.from ?? [{ any: true }]).flatMap((peer: K8sObject) =>
+          (rule.ports ?? [{ port: 'any' }]).map((port: K8sObject) => {
+            const who = peer.any
+              ? 'anyone'
+              : peer.podSelector && !peer.namespaceSelector
+                ? `pod:${peer.podSelector.matchLabels['app.kubernetes.io/component']}`
+                : `namespace:${peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] ?? 'any'}`;
+            return `${who} -> ${port.port}`;
+          }),
+        ),
+      )
+      .sort();
+
+  it('both Deployments read INTERNAL_API_SECRET from the generated Secret', () => {
+    for (const deployment of ['switchyard-console', 'switchyard-relay']) {
+      const env = container(objects(), deployment).env ?? [];
+      expect(env.find((e: K8sObject) => e.name === 'INTERNAL_API_SECRET')?.valueFrom, deployment).toEqual({
+        secretKeyRef: { name: 'switchyard-internal', key: 'INTERNAL_API_SECRET' },
+      });
+    }
+  });
+
+  it('a pre-rollout Job generates that Secret with a service account that may only create Secrets', () => {
+    const job = find(objects(), 'Job', 'switchyard-internal-secret')!;
+    expect(job.metadata.labels['switchyard.dev/stage']).toBe('pre-rollout');
+    const pod = job.spec.template.spec;
+    expect(pod.containers[0].command).toEqual(['node', 'scripts/k8s-internal-secret.ts']);
+    expect(pod.serviceAccountName).toBe('switchyard-secret-init');
+    expect(find(objects(), 'ServiceAccount', 'switchyard-secret-init')).toBeDefined();
+    expect(find(objects(), 'Role', 'switchyard-secret-init')!.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    const binding = find(objects(), 'RoleBinding', 'switchyard-secret-init')!;
+    expect(binding.roleRef).toMatchObject({ kind: 'Role', name: 'switchyard-secret-init' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'switchyard-secret-init' }]);
+    // No other pod gets an API token.
+    for (const o of objects().filter((x) => x.spec?.template && x !== job))
+      expect(o.spec.template.spec.automountServiceAccountToken, o.metadata.name).toBe(false);
+  });
+
+  it('denies ingress to every pod of the namespace by default', () => {
+    const deny = policies().filter(
+      (p) =>
+        Object.keys(p.spec.podSelector).length === 0 &&
+        p.spec.policyTypes.includes('Ingress') &&
+        (p.spec.ingress ?? []).length === 0,
+    );
+    expect(deny).toHaveLength(1);
+  });
+
+  it('allows only console <-> relay and the Ingress controller in, on the ports each needs', () => {
+    expect(allowedIn('switchyard-console')).toEqual([
+      'namespace:ingress-nginx -> 3000',
+      'pod:relay -> 50051',
+    ]);
+    expect(allowedIn('switchyard-relay')).toEqual([
+      'namespace:ingress-nginx -> 3001',
+      'pod:console -> 3001',
+      'pod:console -> 50052',
+    ]);
+    // The ports named are the containers' own.
+    const ports = (d: string) => container(objects(), d).ports.map((p: K8sObject) => p.containerPort);
+    expect(ports('switchyard-console')).toEqual(expect.arrayContaining([3000, 50051]));
+    expect(ports('switchyard-relay')).toEqual(expect.arrayContaining([3001, 50052]));
+  });
+
+  it('limits console and relay egress to DNS, each other, PostgreSQL, Redis and HTTPS (and mail for the console)', () => {
+    for (const [deployment, other, extra] of [
+      ['switchyard-console', 'relay', [25, 465, 587]],
+      ['switchyard-relay', 'console', []],
+    ] as const) {
+      const egress = policies()
+        .filter((p) => p.spec.policyTypes.includes('Egress') && selects(p, labelsOf(deployment)))
+        .flatMap((p) => p.spec.egress);
+      expect(egress.length, deployment).toBeGreaterThan(0);
+      const open = egress
+        .filter((r: K8sObject) => !r.to)
+        .flatMap((r: K8sObject) => r.ports.map((p: K8sObject) => p.port));
+      expect(open.sort(), deployment).toEqual([443, 5432, 6379, ...extra].sort());
+      const toOther = egress.find((r: K8sObject) =>
+        r.to?.some((t: K8sObject) => t.podSelector?.matchLabels?.['app.kubernetes.io/component'] === other),
+      );
+      expect(toOther, `${deployment} -> ${other}`).toBeDefined();
+      const dns = egress.find((r: K8sObject) =>
+        r.to?.some((t: K8sObject) => t.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'),
+      );
+      expect(dns?.ports.map((p: K8sObject) => `${p.protocol}/${p.port}`).sort()).toEqual([
+        'TCP/53',
+        'UDP/53',
+      ]);
+      // Every rule names its ports: nothing is open on every port.
+      for (const rule of egress) expect(rule.ports?.length, deployment).toBeGreaterThan(0);
+    }
   });
 });
 

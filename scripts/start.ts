@@ -6,10 +6,12 @@
  * Ctrl-C (SIGINT) or SIGTERM stops everything cleanly; if one process dies, the others are stopped too.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../relay-service/src/grpc/health.ts';
+import { channelCredentials, readGrpcTls } from '../relay-service/src/grpc/security.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dev = process.argv.includes('--dev');
@@ -72,7 +74,9 @@ async function waitUntilServing(addresses: string[], timeoutMs = 120_000) {
   for (const address of addresses) {
     for (;;) {
       if (stopping) return;
-      const status = await checkHealth(address, { timeoutMs: 1_000 }).catch(() => 'DOWN');
+      const status = await checkHealth(address, { timeoutMs: 1_000, credentials: healthCredentials }).catch(
+        () => 'DOWN',
+      );
       if (status === 'SERVING') break;
       if (Date.now() > deadline) throw new Error(`${address} did not answer gRPC health in time (${status})`);
       await new Promise((r) => setTimeout(r, 200));
@@ -80,6 +84,9 @@ async function waitUntilServing(addresses: string[], timeoutMs = 120_000) {
   }
 }
 
+// Health needs no service secret; with mutual TLS configured it needs the certificate.
+const { GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY } = process.env;
+const healthCredentials = channelCredentials(readGrpcTls({ GRPC_TLS_CA, GRPC_TLS_CERT, GRPC_TLS_KEY }));
 const children: ChildProcess[] = [];
 let embedded: Embedded | undefined;
 let stopping = false;
@@ -127,8 +134,9 @@ try {
   env.RELAY_URL ??= `http://127.0.0.1:${env.RELAY_PORT}`;
   env.RELAY_GRPC_URL ??= `127.0.0.1:${env.RELAY_GRPC_PORT}`;
   env.BILLING_GRPC_URL ??= `127.0.0.1:${env.CONSOLE_GRPC_PORT}`;
-  // The console's service identity on the relay: random per start unless the operator pins one.
-  env.INTERNAL_API_SECRET ||= crypto.randomUUID();
+  // The service secret of every gRPC call between console and relay (ADR 034): random per start (32 bytes)
+  // unless the operator pins one.
+  env.INTERNAL_API_SECRET ||= randomBytes(32).toString('base64url');
   env.NODE_ENV ??= dev ? 'development' : 'production';
 
   if (!dev && !existsSync(path.join(root, 'build/server/index.js'))) {

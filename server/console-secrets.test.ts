@@ -25,7 +25,13 @@ describe('console start with encrypted secrets', () => {
   });
 
   const config = (env: Record<string, string>) =>
-    loadConsoleConfig({ DATABASE_URL: db.url, MIGRATE_ON_START: 'false', CONSOLE_GRPC_PORT: '0', ...env });
+    loadConsoleConfig({
+      DATABASE_URL: db.url,
+      MIGRATE_ON_START: 'false',
+      CONSOLE_GRPC_PORT: '0',
+      INTERNAL_API_SECRET: 'console-secrets-internal-secret-0123456789',
+      ...env,
+    });
 
   it('stops with a message naming the key ids when SECRETS_KEY is missing or another one', async () => {
     await expect(startConsole(config({}))).rejects.toThrow(

@@ -15,6 +15,7 @@ import { OptionService } from '@switchyard/db/options/service.ts';
 import { initOrm } from '@switchyard/db/orm.ts';
 import { createPgPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
 import { assertSecretsReadable, createSecretBox } from '@switchyard/db/security/secrets.ts';
+import { grpcSecurityFrom } from '@switchyard/relay/grpc/security.ts';
 import { Hono } from 'hono';
 import { createClient } from 'redis';
 import { authTFor } from '#app/domain/auth/i18n.server.ts';
@@ -77,6 +78,8 @@ export async function startConsole(
 ): Promise<RunningConsole> {
   const log = (msg: string) => console.log(`[console] ${msg}`);
   const secrets = await createSecretBox({ key: config.SECRETS_KEY, previous: config.SECRETS_KEY_PREVIOUS });
+  // Every gRPC call both ways carries the service secret (and uses mutual TLS when configured; ADR 034).
+  const grpcSecurity = grpcSecurityFrom(config);
   const orm = await initOrm(config.DATABASE_URL, { poolMax: config.DATABASE_POOL_MAX });
   if (config.MIGRATE_ON_START) {
     await migrateUp(orm);
@@ -118,7 +121,10 @@ export async function startConsole(
     limiter = createMemoryRateLimiter();
   }
 
-  const relay = createRelayClient(config.RELAY_GRPC_URL, { internalSecret: config.INTERNAL_API_SECRET });
+  const relay = createRelayClient(config.RELAY_GRPC_URL, {
+    internalSecret: grpcSecurity.secret,
+    tls: grpcSecurity.tls,
+  });
   const services: ConsoleServices = {
     orm,
     options,
@@ -152,6 +158,7 @@ export async function startConsole(
   const grpc = await startConsoleGrpc({
     host: config.CONSOLE_GRPC_HOST,
     port: config.CONSOLE_GRPC_PORT,
+    security: grpcSecurity,
     billing: { em: () => orm.em.fork(), options, quotaWarnings: (w) => quotaWarnings.push(w) },
   });
 

@@ -1,4 +1,4 @@
-import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { Channel } from '@switchyard/db/entities/channel.ts';
 import { Token } from '@switchyard/db/entities/token.ts';
 import { User } from '@switchyard/db/entities/user.ts';
@@ -13,6 +13,7 @@ import {
   type UsageEvent,
   UsageKind,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
+import { clientSecurity } from '@switchyard/relay/grpc/security.ts';
 import { type RunningRelay, startRelay } from '@switchyard/relay/index.ts';
 import { silentLogger } from '@switchyard/relay/log.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,8 @@ import { checkHealth } from './health.server.ts';
 import { createRelayClient, RELAY_SERVICE_NAME, RelayError } from './relay-client.server.ts';
 import { BILLING_SERVICE_NAME, type RunningConsoleGrpc, startConsoleGrpc } from './server.server.ts';
 
+const SECRET = 'grpc-test-internal-secret-0123456789abcdef';
+const security = { secret: SECRET, tls: null };
 let db: TestDatabase;
 let options: OptionService;
 let billing: BillingDeps;
@@ -40,7 +43,8 @@ function callReportUsage(
   address: string,
   request: ReportUsageRequest,
 ): Promise<{ err: ServiceError | null; res?: ReportUsageResponse }> {
-  const client = new BillingServiceClient(address, credentials.createInsecure());
+  const { credentials, options } = clientSecurity(security);
+  const client = new BillingServiceClient(address, credentials, options);
   return new Promise<{ err: ServiceError | null; res?: ReportUsageResponse }>((resolve) => {
     client.reportUsage(
       request,
@@ -81,9 +85,9 @@ describe('console gRPC server and relay client', () => {
 
   beforeAll(async () => {
     [consoleGrpc, relay] = await Promise.all([
-      startConsoleGrpc({ host: '127.0.0.1', port: 0, billing, log: silentLogger }),
+      startConsoleGrpc({ host: '127.0.0.1', port: 0, billing, security, log: silentLogger }),
       startRelay(
-        { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_INSTANCE_ID: 'console-test' },
+        { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_INSTANCE_ID: 'console-test', INTERNAL_API_SECRET: SECRET },
         { log: silentLogger },
       ),
     ]);
@@ -176,7 +180,7 @@ describe('console gRPC server and relay client', () => {
   });
 
   it('reads the relay runtime info as console types', async () => {
-    const client = createRelayClient(relay.grpcAddress);
+    const client = createRelayClient(relay.grpcAddress, { internalSecret: SECRET });
     try {
       const info = await client.getRuntimeInfo({ timeoutMs: 2_000 });
       expect(info).toEqual({
@@ -194,7 +198,7 @@ describe('console gRPC server and relay client', () => {
   });
 
   it('fails with RelayError("unavailable") when no relay listens', async () => {
-    const client = createRelayClient('127.0.0.1:1');
+    const client = createRelayClient('127.0.0.1:1', { internalSecret: SECRET });
     try {
       const err = await client.getRuntimeInfo({ timeoutMs: 1_000 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RelayError);
@@ -206,7 +210,7 @@ describe('console gRPC server and relay client', () => {
   });
 
   it('cancels a call when its signal aborts', async () => {
-    const client = createRelayClient(relay.grpcAddress);
+    const client = createRelayClient(relay.grpcAddress, { internalSecret: SECRET });
     try {
       const controller = new AbortController();
       controller.abort();
@@ -221,7 +225,13 @@ describe('console gRPC server and relay client', () => {
 
 describe('console gRPC stop', () => {
   it('stops serving health', async () => {
-    const server = await startConsoleGrpc({ host: '127.0.0.1', port: 0, billing, log: silentLogger });
+    const server = await startConsoleGrpc({
+      host: '127.0.0.1',
+      port: 0,
+      billing,
+      security,
+      log: silentLogger,
+    });
     expect(await checkHealth(server.address)).toBe('SERVING');
     await server.stop();
     const err = (await checkHealth(server.address, { timeoutMs: 1_000 }).catch((e) => e)) as ServiceError;

@@ -2,7 +2,7 @@
  * Typed client of the relay's gRPC API for the console. Every call has a deadline; results are the console's
  * own types and failures are RelayError, so generated protobuf and grpc-js types stop in this folder.
  */
-import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type ChannelBalance,
   type ChannelTestResult,
@@ -11,6 +11,7 @@ import {
   Runtime,
   StoreMode,
 } from '@switchyard/proto/switchyard/relay/v1/relay.ts';
+import { clientSecurity, type GrpcSecurity } from '@switchyard/relay/grpc/security.ts';
 import { type CheckedStatus, createHealthChecker } from './health.server.ts';
 
 export const RELAY_SERVICE_NAME = 'switchyard.relay.v1.RelayService';
@@ -217,21 +218,23 @@ async function* iterate<T, R>(
 
 export type RelayClientOptions = {
   timeoutMs?: number;
-  /** The console's service identity on the relay (INTERNAL_API_SECRET). */
-  internalSecret?: string;
+  /** The console's service secret (INTERNAL_API_SECRET), added to every call by the client's interceptor. */
+  internalSecret: string;
+  /** Mutual TLS (GRPC_TLS_CA/CERT/KEY), when the deployment uses it (ADR 034). */
+  tls?: GrpcSecurity['tls'];
 };
 
 /** `address` is `host:port` (RELAY_GRPC_URL). The connection is made lazily, so the relay may start later. */
-export function createRelayClient(address: string, defaults: RelayClientOptions = {}): RelayClient {
-  const client = new RelayServiceClient(address, credentials.createInsecure());
-  const healthChecker = createHealthChecker(address);
+export function createRelayClient(address: string, defaults: RelayClientOptions): RelayClient {
+  const { credentials, options } = clientSecurity({
+    secret: defaults.internalSecret,
+    tls: defaults.tls ?? null,
+  });
+  const client = new RelayServiceClient(address, credentials, options);
+  const healthChecker = createHealthChecker(address, credentials);
   const deadline = (opts?: CallOptions, fallbackMs = defaults.timeoutMs ?? 3_000) =>
     Date.now() + (opts?.timeoutMs ?? fallbackMs);
-  const metadata = () => {
-    const m = new Metadata();
-    if (defaults.internalSecret) m.set('authorization', `Bearer ${defaults.internalSecret}`);
-    return m;
-  };
+  const metadata = () => new Metadata();
   /** One promisified unary call with deadline, cancellation and error mapping. */
   function call<Req, Res>(
     method: (

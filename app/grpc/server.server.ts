@@ -1,7 +1,8 @@
 /**
  * The console's gRPC server (ARCHITECTURE.md §5): the standard health service and
  * switchyard.billing.v1.BillingService, whose ReportUsage bills the relay's settled usage
- * (app/domain/billing/billing.server.ts).
+ * (app/domain/billing/billing.server.ts). Only the relay may call it: the shared service secret on every call,
+ * checked by the server's interceptor before any handler (ADR 034).
  */
 import { status } from '@grpc/grpc-js';
 import {
@@ -13,6 +14,7 @@ import {
   UsageAckStatus,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import { type RunningGrpcServer, startGrpcServer } from '@switchyard/relay/grpc/lifecycle.ts';
+import type { GrpcSecurity } from '@switchyard/relay/grpc/security.ts';
 import { RpcError, unary } from '@switchyard/relay/grpc/unary.ts';
 import { createLogger, type Logger } from '@switchyard/relay/log.ts';
 import {
@@ -58,6 +60,8 @@ function createBillingService(log: Logger, billing: BillingDeps): BillingService
 export function startConsoleGrpc(opts: {
   port: number;
   host: string;
+  /** The relay's service secret (and mutual-TLS files): every Billing call must carry it (ADR 034). */
+  security: GrpcSecurity;
   /** What ReportUsage bills with: an EntityManager factory and the option reader (LogConsumeEnabled, ...). */
   billing: BillingDeps;
   log?: Logger;
@@ -66,6 +70,7 @@ export function startConsoleGrpc(opts: {
   return startGrpcServer({
     host: opts.host,
     port: opts.port,
+    security: opts.security,
     services: [
       {
         name: BILLING_SERVICE_NAME,

@@ -45,7 +45,14 @@ const USERS = 10_000;
 const CHANNELS = 1_000;
 const QUOTA = 2_000_000_000;
 
-const stack: Stack = await startStack({ suffix: scale ? 'bench10k' : 'bench', relays: 0 });
+const stack: Stack = await startStack({
+  suffix: scale ? 'bench10k' : 'bench',
+  relays: 0,
+  // The runner gives its console and relay one service secret (ADR 034).
+  ...(process.env.INTERNAL_API_SECRET
+    ? { env: { INTERNAL_API_SECRET: process.env.INTERNAL_API_SECRET } }
+    : {}),
+});
 await setOptions(stack, {
   // gpt-bench-new is the model of the channel the reload test creates: priced up front so that only routing
   // decides whether it is served.
@@ -84,7 +91,7 @@ if (!scale) {
   admin = await seedUser(stack, { quota: 0, role: 10 });
   // Lazy connection (like the product's console): the relay starts after this database exists.
   relay = process.env.RELAY_GRPC_URL
-    ? createRelayClient(process.env.RELAY_GRPC_URL, { internalSecret: process.env.INTERNAL_API_SECRET ?? '' })
+    ? createRelayClient(process.env.RELAY_GRPC_URL, { internalSecret: stack.internalSecret })
     : null;
   process.send?.({
     ready: true,

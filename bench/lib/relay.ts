@@ -6,10 +6,11 @@
  * routing table); {op:'stop'} drains and exits.
  */
 import { startRelay } from '@switchyard/relay';
+import { loadRelayConfig } from '@switchyard/relay/config.ts';
 import { createLogger } from '@switchyard/relay/log.ts';
 
 const t0 = performance.now();
-const relay = await startRelay(process.env as Record<string, string>, {
+const relay = await startRelay(loadRelayConfig(), {
   log: createLogger('warn'),
   keyPrefix: process.env.BENCH_REDIS_PREFIX ?? 'sy_bench:',
 });

@@ -7,6 +7,7 @@ import { parseRelayConfig, type RelayConfig, type RelayConfigInput } from './con
 import { createRelayPipeline, type RelayPipeline } from './core/pipeline.ts';
 import { createRuntimeInfo, type RuntimeInfo } from './core/runtime-info.ts';
 import type { BillingReporter } from './grpc/billing-client.ts';
+import { grpcSecurityFrom } from './grpc/security.ts';
 import { startRelayGrpc } from './grpc/server.ts';
 import { createHttpApp } from './http/app.ts';
 import { createClaudeFront } from './http/claude.ts';
@@ -59,6 +60,8 @@ export async function startRelay(
 ): Promise<RunningRelay> {
   const cfg = parseRelayConfig(config);
   const log = opts.log ?? createLogger(cfg.LOG_LEVEL);
+  // Read before anything starts: an unreadable TLS file stops the start with its variable named.
+  const security = grpcSecurityFrom(cfg);
   const store = await createStore({
     redisUrl: cfg.REDIS_URL,
     log,
@@ -81,6 +84,7 @@ export async function startRelay(
         instanceId: info.instanceId,
         ...(opts.fetch ? { fetch: opts.fetch } : {}),
         ...(opts.reporter !== undefined ? { reporter: opts.reporter } : {}),
+        security,
       });
     } else {
       log.warn('DATABASE_URL is not set: the model API answers 503 until the relay has a database');
@@ -130,7 +134,8 @@ export async function startRelay(
     grpc = await startRelayGrpc({
       host: cfg.RELAY_GRPC_HOST,
       port: cfg.RELAY_GRPC_PORT,
-      deps: { log, runtimeInfo: () => info, pipeline, internalSecret: cfg.INTERNAL_API_SECRET },
+      deps: { log, runtimeInfo: () => info, pipeline },
+      security,
     });
   } catch (err) {
     await http?.close(0);

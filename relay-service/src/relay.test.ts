@@ -14,16 +14,28 @@ import {
 } from '@switchyard/proto/switchyard/relay/v1/relay.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkHealth } from './grpc/health.ts';
+import { clientSecurity } from './grpc/security.ts';
 import { RELAY_SERVICE_NAME } from './grpc/server.ts';
 import { type RunningRelay, startRelay } from './index.ts';
 import { silentLogger } from './log.ts';
 import { ADAPTORS } from './providers/registry.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const base = { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_DRAIN_TIMEOUT_MS: 2_000 };
+const SECRET = 'relay-test-internal-secret-0123456789abcdef';
+const base = {
+  RELAY_PORT: 0,
+  RELAY_GRPC_PORT: 0,
+  RELAY_DRAIN_TIMEOUT_MS: 2_000,
+  INTERNAL_API_SECRET: SECRET,
+};
+/** A raw client carrying the console's service secret (security.ts). */
+const consoleClient = (address: string) => {
+  const { credentials, options } = clientSecurity({ secret: SECRET, tls: null });
+  return new RelayServiceClient(address, credentials, options);
+};
 
 function getRuntimeInfo(address: string, timeoutMs = 2_000): Promise<GetRuntimeInfoResponse> {
-  const client = new RelayServiceClient(address, credentials.createInsecure());
+  const client = consoleClient(address);
   return new Promise<GetRuntimeInfoResponse>((resolve, reject) => {
     client.getRuntimeInfo({}, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
       err ? reject(err) : resolve(res),
@@ -32,7 +44,7 @@ function getRuntimeInfo(address: string, timeoutMs = 2_000): Promise<GetRuntimeI
 }
 
 function listChannelTypes(address: string): Promise<ListChannelTypesResponse> {
-  const client = new RelayServiceClient(address, credentials.createInsecure());
+  const client = consoleClient(address);
   return new Promise<ListChannelTypesResponse>((resolve, reject) => {
     client.listChannelTypes({}, new Metadata(), { deadline: Date.now() + 2_000 }, (err, res) =>
       err ? reject(err) : resolve(res),

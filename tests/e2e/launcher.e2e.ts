@@ -2,7 +2,9 @@
  * The README's first quick-start command: `npm start` with no configuration runs the whole product with an
  * embedded PostgreSQL and the in-process relay store, creates the root account exactly once across restarts,
  * answers gRPC health on both processes, serves the relay paths through the console's origin, and stops
- * cleanly on Ctrl-C (SIGINT).
+ * cleanly on Ctrl-C (SIGINT). It runs as `NODE_ENV=production npm start` does (issue 23 item 9): the built
+ * console in production mode, a page and /api/status answered. (The install step that NODE_ENV=production broke
+ * is covered by scripts/ensure.test.ts.)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -36,7 +38,8 @@ function launch(env: Record<string, string>): Launch {
   delete clean.REDIS_URL;
   const child = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
-    env: { ...clean, ...env },
+    // The README's `NODE_ENV=production npm start`, not vitest's NODE_ENV=test.
+    env: { ...clean, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -105,6 +108,11 @@ describe('npm start with no configuration', () => {
         await waitUntilUp(url, l);
         const status = (await (await fetch(`${url}/api/status`)).json()) as { success: boolean };
         expect(status.success).toBe(true);
+        // A page of the built console, rendered in production mode.
+        const page = await fetch(`${url}/login`);
+        expect(page.status).toBe(200);
+        expect(page.headers.get('content-type')).toMatch(/text\/html/);
+        expect(await page.text()).toMatch(/<html[^>]*>/);
 
         expect(await checkHealth(`127.0.0.1:${ports.CONSOLE_GRPC_PORT}`)).toBe('SERVING');
         expect(await checkHealth(`127.0.0.1:${ports.RELAY_GRPC_PORT}`)).toBe('SERVING');

@@ -19,7 +19,7 @@ import { mutatedObject, mutatedQuery, nastyValue, pathParam } from './arbitrarie
 import { ROUTES, routeParams, routePath } from './console-routes.ts';
 import { COUNT_ONLY, checksum, newTally, params, runs, SEED, show } from './harness.ts';
 
-const SECRET = 'fuzz-internal-secret';
+const SECRET = 'fuzz-internal-secret-0123456789abcdef';
 const ROUTE_DIR = new URL('../../app/routes/', import.meta.url);
 const API_FILES = readdirSync(ROUTE_DIR)
   .filter((f) => /^api\..*\.ts$/.test(f) && !f.endsWith('.test.ts'))

@@ -37,7 +37,7 @@ import {
 } from './console-harness.ts';
 import { type Stack, seedChannel, setOptions, startStack } from './relay-stack.ts';
 
-const SECRET = 'bad-input-internal-secret';
+const SECRET = 'bad-input-internal-secret-0123456789abcdef';
 let stack: Stack;
 let fake: FakeOpenAI;
 let relay: RelayClient;

@@ -110,6 +110,7 @@ export async function startForwardingConsole(
       CONSOLE_GRPC_PORT: '0',
       RELAY_URL: relay.httpUrl,
       RELAY_GRPC_URL: relay.grpcAddress,
+      INTERNAL_API_SECRET: stack.internalSecret,
       MIGRATE_ON_START: 'false',
       ...env,
     }),

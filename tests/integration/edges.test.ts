@@ -19,7 +19,7 @@ import {
   startStack,
 } from './relay-stack.ts';
 
-const SECRET = 'edges-internal-secret';
+const SECRET = 'edges-internal-secret-0123456789abcdef';
 const LIMIT = 1024 * 1024;
 const MODEL = 'gpt-4o-mini';
 

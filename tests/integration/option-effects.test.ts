@@ -318,6 +318,7 @@ describe('rendered pages of the real console, options changed with PUT /api/opti
         // No relay: the pages read here do not call it.
         RELAY_URL: 'http://127.0.0.1:9',
         RELAY_GRPC_URL: '127.0.0.1:9',
+        INTERNAL_API_SECRET: 'option-effects-internal-secret-0123456789',
         MIGRATE_ON_START: 'false',
       }),
       { dev: true },

@@ -20,7 +20,7 @@ import {
   startStack,
 } from './relay-stack.ts';
 
-const SECRET = 'relay-channels-internal-secret';
+const SECRET = 'relay-channels-internal-secret-0123456789abcdef';
 const ROOT_ID = 1;
 
 let stack: Stack;
@@ -779,14 +779,14 @@ describe('RelayService over gRPC', () => {
     });
   });
 
-  it('a wrong or missing INTERNAL_API_SECRET is UNAUTHENTICATED', async () => {
+  it('a wrong INTERNAL_API_SECRET is UNAUTHENTICATED (no secret at all: tests/integration/grpc-auth.test.ts)', async () => {
     const ch = await channel('test-m', { key: 'sk-unauth' });
     await reload(stack);
     const body = JSON.stringify({ model: 'play-m', messages: [{ role: 'user', content: 'hi' }] });
-    for (const secret of [undefined, 'wrong-secret']) {
+    for (const secret of ['wrong-secret-0123456789abcdef-0123456789', `${SECRET}x`]) {
       const c = createRelayClient(stack.relays[0]!.grpcAddress, {
         timeoutMs: 10_000,
-        ...(secret ? { internalSecret: secret } : {}),
+        internalSecret: secret,
       });
       try {
         await expect(c.testChannel(ch.id, '')).rejects.toMatchObject({ code: 'unauthenticated' });

@@ -25,7 +25,7 @@ const CHAT = '@cf/meta/llama-3.1-8b-instruct';
 const EMBED = '@cf/baai/bge-large-en-v1.5';
 const ORPHAN = '@cf/qwen/qwq-32b';
 
-const SECRET = 'relay-internal-secret';
+const SECRET = 'relay-internal-secret-0123456789abcdef';
 let stack: Stack;
 let fake: FakeCloudflare;
 let client: OpenAI;

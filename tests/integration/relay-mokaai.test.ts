@@ -19,7 +19,7 @@ import {
   startStack,
 } from './relay-stack.ts';
 
-const SECRET = 'relay-internal-secret';
+const SECRET = 'relay-internal-secret-0123456789abcdef';
 let stack: Stack;
 let fake: FakeM3e;
 let client: OpenAI;

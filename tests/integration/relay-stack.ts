@@ -18,8 +18,13 @@ import { createLogger, silentLogger } from '@switchyard/relay/log.ts';
 import type { BillingDeps } from '#app/domain/billing/billing.server.ts';
 import { type RunningConsoleGrpc, startConsoleGrpc } from '#app/grpc/server.server.ts';
 
+/** The stack's service secret (console <-> relay gRPC, ADR 034) unless `env.INTERNAL_API_SECRET` names one. */
+export const STACK_INTERNAL_SECRET = 'relay-stack-internal-secret-0123456789';
+
 export type Stack = {
   db: TestDatabase;
+  /** The service secret Billing checks and every relay carries (and checks on RelayService calls). */
+  internalSecret: string;
   orm: MikroORM;
   billing: RunningConsoleGrpc;
   relays: RunningRelay[];
@@ -59,10 +64,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     options,
     ...(opts.quotaWarnings ? { quotaWarnings: opts.quotaWarnings } : {}),
   };
+  const internalSecret = opts.env?.INTERNAL_API_SECRET ?? STACK_INTERNAL_SECRET;
+  const security = { secret: internalSecret, tls: null };
   let billing = await startConsoleGrpc({
     host: '127.0.0.1',
     port: 0,
     billing: billingDeps,
+    security,
     log: silentLogger,
   });
   const billingAddress = billing.address;
@@ -78,6 +86,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         DATABASE_URL: db.url,
         DATABASE_POOL_MAX: 4,
         BILLING_GRPC_URL: billingAddress,
+        INTERNAL_API_SECRET: internalSecret,
         RELAY_OUTBOX_SWEEP_AFTER_MS: 1_000,
         RELAY_SYNC_INTERVAL_MS: 60_000,
         ...(opts.redis ? { REDIS_URL: testRedisUrl() } : {}),
@@ -97,6 +106,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
   return {
     db,
+    internalSecret,
     orm: db.orm,
     get billing() {
       return billing;
@@ -110,7 +120,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     },
     async startBilling() {
       const port = Number(billingAddress.split(':').pop());
-      billing = await startConsoleGrpc({ host: '127.0.0.1', port, billing: billingDeps, log: silentLogger });
+      billing = await startConsoleGrpc({
+        host: '127.0.0.1',
+        port,
+        billing: billingDeps,
+        security,
+        log: silentLogger,
+      });
     },
     sql,
     async close() {

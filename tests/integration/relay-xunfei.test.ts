@@ -25,7 +25,7 @@ let clockSkewMs = 0;
 let grpc: RelayClient;
 let goodChannel: number;
 let badSigChannel: number;
-const SECRET = 'relay-xunfei-internal-secret';
+const SECRET = 'relay-xunfei-internal-secret-0123456789abcdef';
 
 const MODEL_RATIO = 0.5;
 const COMPLETION_RATIO = 2;

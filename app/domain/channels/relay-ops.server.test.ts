@@ -33,7 +33,7 @@ import {
   startStack,
 } from '../../../tests/integration/relay-stack.ts';
 
-const SECRET = 'relay-ops-internal-secret';
+const SECRET = 'relay-ops-internal-secret-0123456789abcdef';
 const CHANNEL_KEY = 'sk-ops-channel-secret-0001';
 const BAD_KEY = 'sk-ops-rejected-secret-0002';
 

@@ -30,7 +30,7 @@ import {
 } from '../../../tests/integration/console-harness.ts';
 import { type Stack, seedChannel, startStack } from '../../../tests/integration/relay-stack.ts';
 
-const SECRET = 'served-types-secret';
+const SECRET = 'served-types-secret-0123456789abcdef';
 let stack: Stack;
 let relay: RelayClient;
 let downRelay: RelayClient;

@@ -21,7 +21,7 @@ import {
 import { MAX_HISTORY_MESSAGES, PLAYGROUND_DEFAULT_SYSTEM } from './constants.ts';
 import { historyFromForm } from './page.server.ts';
 
-const SECRET = 'playground-page-secret';
+const SECRET = 'playground-page-secret-0123456789abcdef';
 
 let stack: Stack;
 let fake: FakeOpenAI;

@@ -25,7 +25,7 @@ import {
   startStack,
 } from '../../../tests/integration/relay-stack.ts';
 
-const SECRET = 'playground-internal-secret';
+const SECRET = 'playground-internal-secret-0123456789abcdef';
 
 let stack: Stack;
 let fake: FakeOpenAI;
@@ -164,7 +164,7 @@ describe('POST /pg/chat/completions', () => {
     expect(unknown.status).toBeLessThan(600);
     expect(unknown.error.message).toMatch(/no-such-model/);
 
-    const down = createRelayClient('127.0.0.1:1', { timeoutMs: 2_000 });
+    const down = createRelayClient('127.0.0.1:1', { timeoutMs: 2_000, internalSecret: SECRET });
     try {
       for (const stream of [true, false]) {
         const res = await errorOf(await pg(user, { ...BODY, stream }, { s: consoleServices(stack, down) }));

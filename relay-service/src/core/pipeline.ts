@@ -10,6 +10,7 @@ import { createPgPubSub, createRedisPubSub, type PubSub } from '@switchyard/db/p
 import { assertSecretsReadable, createSecretBox, SecretsError } from '@switchyard/db/security/secrets.ts';
 import type { RelayConfig } from '../config.ts';
 import { type BillingReporter, createBillingReporter } from '../grpc/billing-client.ts';
+import { type GrpcSecurity, grpcSecurityFrom } from '../grpc/security.ts';
 import type { Logger } from '../log.ts';
 import { PgOutboxJournal } from '../store/journal.ts';
 import { MemoryStore } from '../store/memory.ts';
@@ -58,6 +59,8 @@ export type PipelineOptions = {
   fetch?: typeof fetch;
   /** Billing reporter override (tests); default: gRPC to BILLING_GRPC_URL when set. */
   reporter?: BillingReporter | null;
+  /** The service secret and TLS files Billing calls carry (default: read from cfg). */
+  security?: GrpcSecurity;
   /** This relay's id (leader leases). */
   instanceId: string;
   /** How long start waits for the schema to exist (default 120 s). */
@@ -109,7 +112,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
       opts.reporter !== undefined
         ? opts.reporter
         : cfg.BILLING_GRPC_URL
-          ? createBillingReporter(cfg.BILLING_GRPC_URL)
+          ? createBillingReporter(cfg.BILLING_GRPC_URL, opts.security ?? grpcSecurityFrom(cfg))
           : null;
     if (!reporter)
       log.warn('BILLING_GRPC_URL is not set: usage stays in the outbox until Billing is configured');

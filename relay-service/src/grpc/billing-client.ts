@@ -3,7 +3,7 @@
  * payload strings (core/usage-payload.ts) and plain ack results.
  */
 import { Buffer } from 'node:buffer';
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { Metadata } from '@grpc/grpc-js';
 import {
   BillingServiceClient,
   BillingServiceService,
@@ -11,6 +11,7 @@ import {
   UsageAckStatus,
 } from '@switchyard/proto/switchyard/billing/v1/billing.ts';
 import { reportUsageRequestBytes } from '../core/usage-payload.ts';
+import { clientSecurity, type GrpcSecurity } from './security.ts';
 
 export type AckResult = { requestId: string; status: 'accepted' | 'duplicate' | 'rejected'; message: string };
 
@@ -26,10 +27,13 @@ const statuses: Partial<Record<UsageAckStatus, AckResult['status']>> = {
   [UsageAckStatus.USAGE_ACK_STATUS_REJECTED]: 'rejected',
 };
 
-export function createBillingReporter(address: string): BillingReporter {
+/** `security`: the service secret every call carries (client interceptor) and the mutual-TLS files, if any. */
+export function createBillingReporter(address: string, security: GrpcSecurity): BillingReporter {
   // grpc-js backs reconnects off up to 120 s; a restarted Billing (a deploy) should be seen within seconds, and
   // the outbox already paces its retries.
-  const client = new BillingServiceClient(address, credentials.createInsecure(), {
+  const { credentials, options } = clientSecurity(security);
+  const client = new BillingServiceClient(address, credentials, {
+    ...options,
     'grpc.initial_reconnect_backoff_ms': 250,
     'grpc.max_reconnect_backoff_ms': 2_000,
   });

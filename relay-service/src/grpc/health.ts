@@ -3,6 +3,7 @@
  * console. Kubernetes probes call Check with service "" (the whole server).
  */
 import {
+  type ChannelCredentials,
   credentials,
   Metadata,
   type Server,
@@ -96,9 +97,15 @@ export type HealthChecker = {
   close(): void;
 };
 
-/** A long-lived health client for `address` (`host:port`); connects lazily. */
-export function createHealthChecker(address: string): HealthChecker {
-  const client = new HealthClient(address, credentials.createInsecure());
+/**
+ * A long-lived health client for `address` (`host:port`); connects lazily. Health needs no service secret;
+ * against a mutual-TLS server pass TLS credentials (security.ts channelCredentials).
+ */
+export function createHealthChecker(
+  address: string,
+  creds: ChannelCredentials = credentials.createInsecure(),
+): HealthChecker {
+  const client = new HealthClient(address, creds);
   return {
     check(opts = {}) {
       return new Promise<CheckedStatus>((resolve, reject) => {
@@ -117,9 +124,9 @@ export function createHealthChecker(address: string): HealthChecker {
 /** One-shot Check of `address` (tests, probes). */
 export async function checkHealth(
   address: string,
-  opts: { service?: string; timeoutMs?: number } = {},
+  opts: { service?: string; timeoutMs?: number; credentials?: ChannelCredentials } = {},
 ): Promise<CheckedStatus> {
-  const checker = createHealthChecker(address);
+  const checker = createHealthChecker(address, opts.credentials);
   try {
     return await checker.check(opts);
   } finally {

@@ -8,18 +8,22 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { Health, type ServingStatus } from './health.ts';
+import { type GrpcSecurity, serverCredentials, serviceAuthInterceptor } from './security.ts';
 
 /** `host:port` for grpc-js (IPv6 hosts in brackets). */
 export function grpcAddress(host: string, port: number): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-/** Binds insecure (in-cluster, plaintext) and resolves with the bound port (useful with port 0). */
-export function bindInsecure(server: Server, host: string, port: number): Promise<number> {
+/** Binds and resolves with the bound port (useful with port 0); plaintext unless credentials say otherwise. */
+export function bindServer(
+  server: Server,
+  host: string,
+  port: number,
+  creds: ServerCredentials = ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(grpcAddress(host, port), ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
+    server.bindAsync(grpcAddress(host, port), creds, (err, bound) => (err ? reject(err) : resolve(bound)));
   });
 }
 
@@ -54,20 +58,23 @@ export type RunningGrpcServer = {
 
 /**
  * Starts a grpc-js server with the standard health service (the whole server and each named service SERVING)
- * and the given services; the one way both processes run gRPC.
+ * and the given services; the one way both processes run gRPC. Every call but health's must carry the service
+ * secret (security.ts: one interceptor for every method of every service); with TLS files the server speaks
+ * mutual TLS.
  */
 export async function startGrpcServer(opts: {
   host: string;
   port: number;
   services: readonly GrpcServiceRegistration[];
+  security: GrpcSecurity;
 }): Promise<RunningGrpcServer> {
-  const server = new Server();
+  const server = new Server({ interceptors: [serviceAuthInterceptor(opts.security.secret)] });
   const statuses: Record<string, ServingStatus> = { '': 'SERVING' };
   for (const s of opts.services) statuses[s.name] = 'SERVING';
   const health = new Health(statuses);
   health.addTo(server);
   for (const s of opts.services) server.addService(s.definition, s.implementation);
-  const port = await bindInsecure(server, opts.host, opts.port);
+  const port = await bindServer(server, opts.host, opts.port, serverCredentials(opts.security.tls));
   let stopping: Promise<void> | undefined;
   return {
     address: grpcAddress(opts.host, port),

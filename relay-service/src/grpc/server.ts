@@ -2,7 +2,7 @@
  * The relay's gRPC server (ARCHITECTURE.md §5): the standard health service and switchyard.relay.v1.RelayService.
  * Handlers are thin: convert the request, call core/, convert the result. Generated types stay in this folder.
  */
-import { type Metadata, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import {
   type ChannelBalance,
   type ChannelTestResult as ChannelTestResultMessage,
@@ -42,6 +42,7 @@ import { ADAPTORS } from '../providers/registry.ts';
 import { MIDJOURNEY_CHANNEL_TYPES } from '../tasks/midjourney/service.ts';
 import { SUNO_CHANNEL_TYPE } from '../tasks/suno/service.ts';
 import { type RunningGrpcServer, startGrpcServer } from './lifecycle.ts';
+import type { GrpcSecurity } from './security.ts';
 import { serverStream } from './stream.ts';
 import { RpcError, unary } from './unary.ts';
 
@@ -52,8 +53,6 @@ export type RelayGrpcDeps = {
   runtimeInfo: () => RuntimeInfo;
   /** null when the relay runs without a database: every call but GetRuntimeInfo is FAILED_PRECONDITION. */
   pipeline: RelayPipeline | null;
-  /** Service identity of the console ('' = any caller that reaches the port; bind it to loopback then). */
-  internalSecret: string;
 };
 
 export type RunningRelayGrpc = RunningGrpcServer;
@@ -100,14 +99,9 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     if (!deps.pipeline) throw new RpcError(status.FAILED_PRECONDITION, 'the relay runs without a database');
     return deps.pipeline;
   };
-  const requireService = (metadata: Metadata) => {
-    if (!deps.internalSecret) return;
-    const auth = String(metadata.get('authorization')[0] ?? '');
-    if (auth !== `Bearer ${deps.internalSecret}`)
-      throw new RpcError(status.UNAUTHENTICATED, 'this call needs the console service identity');
-  };
-
-  async function callerOf(p: RelayPipeline, call: ChatCall | undefined, metadata: Metadata): Promise<Caller> {
+  // Every call reaching a handler was made by the console: the server's interceptor (security.ts) refused any
+  // other caller before. A chat call then names whom it is for: a user's own sk- key, or a user id (playground).
+  async function callerOf(p: RelayPipeline, call: ChatCall | undefined): Promise<Caller> {
     const c = call?.caller;
     if (!c) throw new RpcError(status.INVALID_ARGUMENT, 'a token_key or service caller is required');
     if (c.$case === 'tokenKey') {
@@ -120,7 +114,6 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
         { usableGroups: p.options.get('UserUsableGroups'), groupRatio: p.options.get('GroupRatio') },
       );
     }
-    requireService(metadata);
     const user = await p.repo.userById(c.service.userId);
     if (!user || user.status !== 1)
       throw new RpcError(status.PERMISSION_DENIED, 'the user does not exist or is banned');
@@ -137,7 +130,6 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
   async function chatCall(
     p: RelayPipeline,
     call: ChatCall | undefined,
-    metadata: Metadata,
     stream: boolean,
     signal: AbortSignal,
   ): Promise<RelayCall> {
@@ -151,7 +143,7 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
       throw new RpcError(status.INVALID_ARGUMENT, 'body_json must be a JSON object');
     const model = typeof body.model === 'string' ? body.model : '';
     if (!model) throw new RpcError(status.INVALID_ARGUMENT, 'model is required');
-    const caller = await callerOf(p, call, metadata);
+    const caller = await callerOf(p, call);
     if (caller.token?.modelLimitsEnabled && !caller.token.modelLimits.includes(model))
       throw new RpcError(status.PERMISSION_DENIED, `this token may not use model ${model}`);
     return {
@@ -177,15 +169,13 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     ),
     testChannel: unary<TestChannelRequest, TestChannelResponse>(
       { log, method: 'TestChannel', defaultTimeoutMs: 120_000 },
-      async (req, ctx) => {
-        requireService(ctx.metadata);
+      async (req) => {
         return { result: toTestResult(await need().channels.test(req.channelId, req.model)) };
       },
     ),
     testAllChannels: serverStream<TestAllChannelsRequest, TestAllChannelsResponse>(
       { log, method: 'TestAllChannels' },
-      async function* (req, ctx) {
-        requireService(ctx.metadata);
+      async function* (req) {
         for await (const r of need().channels.testAll(req.statuses)) {
           yield { result: toTestResult(r), index: r.index, total: r.total };
         }
@@ -193,8 +183,7 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     ),
     fetchUpstreamModels: unary<FetchUpstreamModelsRequest, FetchUpstreamModelsResponse>(
       { log, method: 'FetchUpstreamModels', defaultTimeoutMs: 60_000 },
-      async (req, ctx) => {
-        requireService(ctx.metadata);
+      async (req) => {
         const t = req.target;
         if (!t) throw new RpcError(status.INVALID_ARGUMENT, 'a channel_id or channel is required');
         const models =
@@ -215,15 +204,13 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     ),
     updateChannelBalance: unary<UpdateChannelBalanceRequest, UpdateChannelBalanceResponse>(
       { log, method: 'UpdateChannelBalance', defaultTimeoutMs: 60_000 },
-      async (req, ctx) => {
-        requireService(ctx.metadata);
+      async (req) => {
         return { balance: toBalance(await need().channels.updateBalance(req.channelId)) };
       },
     ),
     updateAllChannelBalances: serverStream<UpdateAllChannelBalancesRequest, UpdateAllChannelBalancesResponse>(
       { log, method: 'UpdateAllChannelBalances' },
-      async function* (_req, ctx) {
-        requireService(ctx.metadata);
+      async function* (_req) {
         for await (const r of need().channels.updateAllBalances()) yield { balance: toBalance(r) };
       },
     ),
@@ -231,7 +218,7 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
       { log, method: 'ChatCompletion', defaultTimeoutMs: 600_000 },
       async (req, ctx) => {
         const p = need();
-        const result = await p.core.relay(await chatCall(p, req.call, ctx.metadata, false, ctx.signal));
+        const result = await p.core.relay(await chatCall(p, req.call, false, ctx.signal));
         const text = await new Response(result.body).text();
         return { bodyJson: text, requestId: result.requestId };
       },
@@ -240,7 +227,7 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
       { log, method: 'StreamChatCompletion' },
       async function* (req, ctx) {
         const p = need();
-        const result = await p.core.relay(await chatCall(p, req.call, ctx.metadata, true, ctx.signal));
+        const result = await p.core.relay(await chatCall(p, req.call, true, ctx.signal));
         const body = result.body instanceof ReadableStream ? result.body : new Response(result.body).body;
         if (!body) return;
         const reader = body.pipeThrough(new TextDecoderStream()).getReader();
@@ -269,8 +256,7 @@ export function createRelayService(deps: RelayGrpcDeps): RelayServiceServer {
     ),
     invalidateAccounts: unary<InvalidateAccountsRequest, InvalidateAccountsResponse>(
       { log, method: 'InvalidateAccounts' },
-      async (req, ctx) => {
-        requireService(ctx.metadata);
+      async (req) => {
         await need().invalidate(req.userIds, req.tokenIds, req.channels);
         return {};
       },
@@ -282,10 +268,13 @@ export function startRelayGrpc(opts: {
   host: string;
   port: number;
   deps: RelayGrpcDeps;
+  /** The console's service secret (and mutual-TLS files): every RelayService call must carry it. */
+  security: GrpcSecurity;
 }): Promise<RunningRelayGrpc> {
   return startGrpcServer({
     host: opts.host,
     port: opts.port,
+    security: opts.security,
     services: [
       {
         name: RELAY_SERVICE_NAME,

@@ -1,7 +1,7 @@
 import { Client, credentials, Metadata, Server, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log.ts';
-import { bindInsecure, grpcAddress, shutdownGracefully } from './lifecycle.ts';
+import { bindServer, grpcAddress, shutdownGracefully } from './lifecycle.ts';
 import { RpcError, unary } from './unary.ts';
 
 // A hand-written service over raw bytes keeps this test independent of any .proto.
@@ -34,7 +34,7 @@ async function serve(
       handler,
     ),
   });
-  const port = await bindInsecure(server, '127.0.0.1', 0);
+  const port = await bindServer(server, '127.0.0.1', 0);
   const client = new Client(grpcAddress('127.0.0.1', port), credentials.createInsecure());
   cleanups.push(() => shutdownGracefully(server, 100));
   cleanups.push(() => client.close());

@@ -9,6 +9,8 @@ import {
   verifyClientIp,
 } from './client-ip.ts';
 
+const S = 'client-ip-internal-secret-0123456789abcdef';
+
 describe('TRUST_PROXY', () => {
   it('parses false, true, a hop count and a list; refuses anything else', () => {
     expect(parseTrustProxy('false')).toBe(false);
@@ -22,11 +24,13 @@ describe('TRUST_PROXY', () => {
     ]);
     expect(() => parseTrustProxy('yes')).toThrow(/"yes"/);
     expect(() => parseTrustProxy('10.0.0.0/99')).toThrow();
-    expect(parseRelayConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
-    expect(parseRelayConfig({}).TRUST_PROXY).toBe(false);
+    expect(parseRelayConfig({ INTERNAL_API_SECRET: S, TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(parseRelayConfig({ INTERNAL_API_SECRET: S }).TRUST_PROXY).toBe(false);
     // startRelay parses again what main.ts parsed.
-    expect(parseRelayConfig(parseRelayConfig({ TRUST_PROXY: 'private' })).TRUST_PROXY).toEqual(['private']);
-    expect(() => parseRelayConfig({ TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
+    expect(
+      parseRelayConfig(parseRelayConfig({ INTERNAL_API_SECRET: S, TRUST_PROXY: 'private' })).TRUST_PROXY,
+    ).toEqual(['private']);
+    expect(() => parseRelayConfig({ INTERNAL_API_SECRET: S, TRUST_PROXY: 'maybe' })).toThrow(/TRUST_PROXY/);
   });
 });
 

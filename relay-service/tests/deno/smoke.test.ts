@@ -2,7 +2,7 @@
  * Relay smoke test under Deno (`npm run test:deno`): the relay runs on Deno both as a process (main.ts, as
  * deployed) and in-process (startRelay), and answers HTTP health, gRPC health and GetRuntimeInfo.
  */
-import { credentials, Metadata } from '@grpc/grpc-js';
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type GetRuntimeInfoResponse,
   RelayServiceClient,
@@ -10,6 +10,7 @@ import {
   StoreMode,
 } from '@switchyard/proto/switchyard/relay/v1/relay.ts';
 import { checkHealth } from '../../src/grpc/health.ts';
+import { clientSecurity } from '../../src/grpc/security.ts';
 import { startRelay } from '../../src/index.ts';
 import { silentLogger } from '../../src/log.ts';
 
@@ -36,13 +37,17 @@ declare const Deno: {
 };
 
 const mainTs = new URL('../../src/main.ts', import.meta.url).pathname;
+const SECRET = 'deno-smoke-internal-secret-0123456789abcdef';
 
 function assert(cond: unknown, message: string): asserts cond {
   if (!cond) throw new Error(message);
 }
 
-function getRuntimeInfo(address: string): Promise<GetRuntimeInfoResponse> {
-  const client = new RelayServiceClient(address, credentials.createInsecure());
+function getRuntimeInfo(address: string, secret: string | null = SECRET): Promise<GetRuntimeInfoResponse> {
+  const security = clientSecurity({ secret: SECRET, tls: null });
+  const client = secret
+    ? new RelayServiceClient(address, security.credentials, security.options)
+    : new RelayServiceClient(address, credentials.createInsecure());
   return new Promise<GetRuntimeInfoResponse>((resolve, reject) => {
     client.getRuntimeInfo({}, new Metadata(), { deadline: Date.now() + 3_000 }, (err, res) =>
       err ? reject(err) : resolve(res),
@@ -63,6 +68,9 @@ async function checkRelay(httpUrl: string, grpcAddress: string) {
   const grpcHealth = await checkHealth(grpcAddress, { timeoutMs: 3_000 });
   assert(grpcHealth === 'SERVING', `gRPC health ${grpcHealth}`);
 
+  const refused = (await getRuntimeInfo(grpcAddress, null).catch((e) => e)) as ServiceError;
+  assert(refused.code === status.UNAUTHENTICATED, `a call without the service secret: ${refused.code}`);
+
   const info = await getRuntimeInfo(grpcAddress);
   assert(info.runtime === Runtime.RUNTIME_DENO, `runtime ${info.runtime}, expected RUNTIME_DENO`);
   assert(info.runtimeVersion === Deno.version.deno, `runtime version ${info.runtimeVersion}`);
@@ -77,7 +85,13 @@ Deno.test({
   async fn() {
     const child = new Deno.Command(Deno.execPath(), {
       args: ['run', '-A', '--no-check', mainTs],
-      env: { RELAY_PORT: '0', RELAY_GRPC_PORT: '0', REDIS_URL: '', LOG_LEVEL: 'info' },
+      env: {
+        RELAY_PORT: '0',
+        RELAY_GRPC_PORT: '0',
+        REDIS_URL: '',
+        LOG_LEVEL: 'info',
+        INTERNAL_API_SECRET: SECRET,
+      },
       stdout: 'piped',
       stderr: 'inherit',
     }).spawn();
@@ -119,7 +133,7 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const relay = await startRelay(
-      { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_DRAIN_TIMEOUT_MS: 2_000 },
+      { RELAY_PORT: 0, RELAY_GRPC_PORT: 0, RELAY_DRAIN_TIMEOUT_MS: 2_000, INTERNAL_API_SECRET: SECRET },
       { log: silentLogger },
     );
     try {

@@ -1,6 +1,6 @@
 /**
  * The console's Billing gRPC service alone in a process, so a test can SIGKILL it mid-transaction and start it
- * again on the same port. Env: DATABASE_URL, BILLING_PORT. Prints `BILLING_READY <host:port>` once serving.
+ * again on the same port. Env: DATABASE_URL, BILLING_PORT, INTERNAL_API_SECRET. Prints `BILLING_READY <host:port>` once serving.
  */
 import process from 'node:process';
 import { OptionService } from '@switchyard/db/options/service.ts';
@@ -19,6 +19,7 @@ const server = await startConsoleGrpc({
   host: '127.0.0.1',
   port: Number(process.env.BILLING_PORT ?? 0),
   billing: { em: () => orm.em.fork(), options },
+  security: { secret: process.env.INTERNAL_API_SECRET ?? '', tls: null },
   log: createLogger('warn', '[billing]'),
 });
 console.log(`BILLING_READY ${server.address}`);

@@ -158,8 +158,12 @@ export async function startRedis(p: Proc, port: number): Promise<void> {
   await p.waitFor('answering PING', () => redisPing(port));
 }
 
+/** The service secret the cluster's Billing and relays share (ADR 034). */
+export const CLUSTER_INTERNAL_SECRET = 'cluster-internal-secret-0123456789abcdef';
+
 export function billingProc(port: number, databaseUrl: string): Proc {
   return new Proc('billing', process.execPath, [BILLING_MAIN], {
+    INTERNAL_API_SECRET: CLUSTER_INTERNAL_SECRET,
     DATABASE_URL: databaseUrl,
     BILLING_PORT: String(port),
   });
@@ -171,7 +175,11 @@ export async function startBilling(p: Proc): Promise<void> {
 }
 
 export function relayProc(name: string, env: Record<string, string>): Proc {
-  return new Proc(name, process.execPath, [RELAY_MAIN], { LOG_LEVEL: 'warn', ...env });
+  return new Proc(name, process.execPath, [RELAY_MAIN], {
+    LOG_LEVEL: 'warn',
+    INTERNAL_API_SECRET: CLUSTER_INTERNAL_SECRET,
+    ...env,
+  });
 }
 
 /** Starts a relay and waits until /readyz answers 200 (store reachable, pipeline loaded). */
