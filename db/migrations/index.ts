@@ -11,6 +11,7 @@ import { Migration20261125180000_quota_warned } from './Migration20261125180000_
 import { Migration20261125192000_order_cents } from './Migration20261125192000_order_cents.ts';
 import { Migration20261125192641_notification_outbox } from './Migration20261125192641_notification_outbox.ts';
 import { Migration20261125203000_task_refunds } from './Migration20261125203000_task_refunds.ts';
+import { Migration20261201090000_token_key_hash } from './Migration20261201090000_token_key_hash.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123080104', class: Migration20261123080104 },
@@ -24,4 +25,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125192000_order_cents', class: Migration20261125192000_order_cents },
   { name: 'Migration20261125192641_notification_outbox', class: Migration20261125192641_notification_outbox },
   { name: 'Migration20261125203000_task_refunds', class: Migration20261125203000_task_refunds },
+  { name: 'Migration20261201090000_token_key_hash', class: Migration20261201090000_token_key_hash },
 ];

@@ -5,7 +5,12 @@
  * by accounts.ts and catalog.ts) and need no unit of work.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { channelKeySlot, PLAINTEXT_BOX, type SecretBox } from '@switchyard/db/security/secrets.ts';
+import {
+  channelKeySlot,
+  PLAINTEXT_BOX,
+  type SecretBox,
+  TOKEN_KEY_HASH,
+} from '@switchyard/db/security/secrets.ts';
 
 export type Sql = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
@@ -16,10 +21,10 @@ export function sqlFor(orm: MikroORM): Sql {
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
+/** A token as the relay needs it: never its key (found by it, or by its keyed hash when sealed; ADR 035). */
 export type TokenRecord = {
   id: number;
   userId: number;
-  key: string;
   name: string;
   status: number;
   remainQuota: number;
@@ -130,7 +135,6 @@ function toToken(r: Record<string, unknown>): TokenRecord {
   return {
     id: num(r.id),
     userId: num(r.user_id),
-    key: String(r.key),
     name: String(r.name),
     status: num(r.status),
     remainQuota: num(r.remain_quota),
@@ -163,7 +167,7 @@ export type AccountRecord = { token: TokenRecord; user: UserRecord };
 
 // One row per live token of a live owner: the account cache's read (a miss and the bulk refresh alike), so a
 // miss costs one round trip and a refresh one query per chunk instead of a tokens and a users query each.
-const ACCOUNT_SELECT = `select t.id, t.user_id, t.key, t.name, t.status, t.remain_quota, t.unlimited_quota,
+const ACCOUNT_SELECT = `select t.id, t.user_id, t.name, t.status, t.remain_quota, t.unlimited_quota,
                 t.expired_time, t.model_limits_enabled, t.model_limits, t.allow_ips, t."group",
                 u.id as u_id, u.username as u_username, u."group" as u_group, u.quota as u_quota, u.role as u_role,
                 u.status as u_status, u.setting as u_setting
@@ -176,7 +180,9 @@ function toAccount(r: Record<string, unknown>): AccountRecord {
 /**
  * `secrets` opens sealed channel keys (SECRETS_KEY, ADR 019). Opening happens here only, when channels are loaded
  * (the catalog's reload, a channel operation), never per request; an unchanged row reuses the key opened at the
- * previous load, so a periodic reload decrypts only rows that changed.
+ * previous load, so a periodic reload decrypts only rows that changed. It also hashes a presented token key on an
+ * account cache miss (one HMAC per configured key: one, or two during a rotation), since a sealed token is found
+ * by its keyed hash.
  */
 export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
   /** `${id}:${stored}` -> opened key, as of the last full load (bounded by the channel table). */
@@ -191,18 +197,27 @@ export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
     return channel;
   };
   return {
-    /** The live token with this key and its live owner (an account cache miss). */
+    /**
+     * The live token with this key and its live owner (an account cache miss): a sealed row by the key's lookup
+     * hash under each configured key, a plaintext row (no SECRETS_KEY, or written before it) by the key itself.
+     * Both are unique index probes; a stored ciphertext presented as a key matches nothing.
+     */
     async accountByKey(key: string): Promise<AccountRecord | null> {
-      const rows = await sql(`${ACCOUNT_SELECT} where t.key = ? and t.deleted_at is null`, [key]);
+      const hashes = await secrets.lookupHashes(key, TOKEN_KEY_HASH);
+      const byHash = hashes.length ? `t.key_hash in (${hashes.map(() => '?').join(', ')}) or ` : '';
+      const rows = await sql(
+        `${ACCOUNT_SELECT} where (${byHash}(t.key_hash is null and t.key = ?)) and t.deleted_at is null`,
+        [...hashes, key],
+      );
       return rows[0] ? toAccount(rows[0]) : null;
     },
 
-    /** Live accounts among `keys` (the account cache's bulk refresh); the list travels as one JSON parameter. */
-    async accountsByKeys(keys: readonly string[]): Promise<AccountRecord[]> {
-      if (keys.length === 0) return [];
+    /** Live accounts among token `ids` (the account cache's bulk refresh); the list travels as one JSON parameter. */
+    async accountsByIds(ids: readonly number[]): Promise<AccountRecord[]> {
+      if (ids.length === 0) return [];
       const rows = await sql(
-        `${ACCOUNT_SELECT} where t.key in (select json_array_elements_text(?::json)) and t.deleted_at is null`,
-        [JSON.stringify(keys)],
+        `${ACCOUNT_SELECT} where t.id in (select json_array_elements_text(?::json)::int) and t.deleted_at is null`,
+        [JSON.stringify(ids)],
       );
       return rows.map(toAccount);
     },
