@@ -1,9 +1,10 @@
 /**
- * Issue 23 item 4 (ADR 035), through the real parts: with SECRETS_KEY, users, `sk-` tokens, a channel
+ * Issue 23 item 4 and item 9 (ADR 035), through the real parts: with SECRETS_KEY, users, `sk-` tokens, a channel
  * key, a webhook secret and a secret option are created by the console's routes, and a pg_dump of the database
  * holds none of them in the clear; tokens are found by their keyed hash by real relay processes; a token written
  * before the upgrade (a plaintext row) keeps working and is sealed by `secrets:rotate`, which is idempotent and
- * keeps every token working across a key change.
+ * keeps every token working across a key change. Item 9: a channel whose stored key does not open is disabled
+ * with a reason at start and at reload, and the other channels serve.
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -367,5 +368,45 @@ describe('sealed at rest (SECRETS_KEY set)', () => {
     );
     expect(list.body.data.items.length).toBe(3);
     expect(plaintextIn(await dumpDatabase())).toEqual([]);
+  });
+});
+
+describe('a channel whose key does not open (item 9)', () => {
+  it('is disabled with a reason at start and at reload; the other channels serve', async () => {
+    const victim = (await seedChannel(stack, { baseUrl: fake.url, models: ['victim-m'], key: 'sk-x' })).id;
+    const [donor] = await stack.sql<{ id: number; key: string }>(
+      `select id, key from channels where key like 'enc:%' order by id limit 1`,
+    );
+    // A ciphertext moved from another row: sealed under a key the process holds, but not for this row.
+    await stack.sql('update channels set key = ? where id = ?', [donor?.key, victim]);
+    const relay = await stack.addRelay({ SECRETS_KEY: KEY_2 });
+    const index = stack.relays.indexOf(relay);
+    const [row] = await stack.sql<{ status: number; other_info: string }>(
+      'select status, other_info from channels where id = ?',
+      [victim],
+    );
+    expect(row?.status).toBe(3);
+    expect(JSON.parse(String(row?.other_info)).status_reason).toContain('key cannot be decrypted');
+    expect(await chat(index, legacyKey, 'seal-m')).toBe(200);
+    expect(await chat(index, legacyKey, 'other-m')).toBe(200);
+
+    // While running: another row altered, then a reload.
+    const [other] = await stack.sql<{ id: number; key: string }>(
+      `select id, key from channels where model_mapping = '' and models = 'other-m'`,
+    );
+    const sealedOther = await createSecretBox({ key: KEY_2 }).then((b) =>
+      b.seal(OTHER_CHANNEL_KEY, `channels.key:${other?.id}`),
+    );
+    const altered = `${sealedOther.slice(0, -6)}AAAAAA`;
+    await stack.sql('update channels set key = ? where id = ?', [altered, other?.id]);
+    await relay.pipeline?.invalidate([], [], true);
+    const [after] = await stack.sql<{ status: number; other_info: string }>(
+      'select status, other_info from channels where id = ?',
+      [other?.id],
+    );
+    expect(after?.status).toBe(3);
+    expect(JSON.parse(String(after?.other_info)).status_reason).toContain('key cannot be decrypted');
+    expect(await chat(index, legacyKey, 'seal-m')).toBe(200);
+    expect(await chat(index, legacyKey, 'other-m')).toBe(503);
   });
 });

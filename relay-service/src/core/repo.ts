@@ -9,6 +9,7 @@ import {
   channelKeySlot,
   PLAINTEXT_BOX,
   type SecretBox,
+  SecretsError,
   TOKEN_KEY_HASH,
 } from '@switchyard/db/security/secrets.ts';
 
@@ -177,14 +178,21 @@ function toAccount(r: Record<string, unknown>): AccountRecord {
   return { token: toToken(r), user: toUser(r, 'u_') };
 }
 
+/** other_info.status_reason of a channel the relay disabled because its stored key does not open (ADR 035). */
+export const KEY_UNREADABLE_REASON = 'key cannot be decrypted';
+
 /**
  * `secrets` opens sealed channel keys (SECRETS_KEY, ADR 019). Opening happens here only, when channels are loaded
  * (the catalog's reload, a channel operation), never per request; an unchanged row reuses the key opened at the
  * previous load, so a periodic reload decrypts only rows that changed. It also hashes a presented token key on an
  * account cache miss (one HMAC per configured key: one, or two during a rotation), since a sealed token is found
- * by its keyed hash.
+ * by its keyed hash. `log` hears about channels disabled for a key that does not open.
  */
-export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
+export function createRepo(
+  sql: Sql,
+  secrets: SecretBox = PLAINTEXT_BOX,
+  opts: { log?: (message: string) => void } = {},
+) {
   /** `${id}:${stored}` -> opened key, as of the last full load (bounded by the channel table). */
   let opened = new Map<string, string>();
   const openKey = async (row: Record<string, unknown>, next: Map<string, string>): Promise<ChannelRecord> => {
@@ -196,6 +204,34 @@ export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
     channel.key = key;
     return channel;
   };
+  /**
+   * A channel whose stored key does not open (altered, or moved from another row) is not routed: auto-disabled
+   * (status 3) with the reason in other_info when it was enabled, logged, and loaded without a key, so every
+   * other channel keeps serving (ADR 035). A key that is not configured at all stops the process at start
+   * instead (assertSecretsReadable).
+   */
+  const unreadable = async (row: Record<string, unknown>, err: SecretsError): Promise<ChannelRecord> => {
+    const channel = toChannel(row);
+    channel.key = '';
+    if (channel.status === 1) {
+      channel.otherInfo = {
+        ...channel.otherInfo,
+        status_reason: `${KEY_UNREADABLE_REASON}: ${err.message}`.slice(0, 500),
+        status_time: Math.floor(Date.now() / 1000),
+      };
+      channel.status = 3;
+      await sql(`update channels set status = 3, other_info = ? where id = ? and status = 1`, [
+        JSON.stringify(channel.otherInfo),
+        channel.id,
+      ]);
+      await sql(`update abilities set enabled = false where channel_id = ?`, [channel.id]);
+      opts.log?.(
+        `channel #${channel.id} ${channel.name} auto-disabled: ${KEY_UNREADABLE_REASON} (${err.message})`,
+      );
+    }
+    return channel;
+  };
+
   return {
     /**
      * The live token with this key and its live owner (an account cache miss): a sealed row by the key's lookup
@@ -246,16 +282,26 @@ export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
       return rows[0] ? num(rows[0].quota) : null;
     },
 
-    /** Every channel with its key opened. Throws SecretsError when a sealed key does not open. */
+    /** Every channel with its key opened; one whose key does not open is disabled (`unreadable`). */
     async channels(): Promise<ChannelRecord[]> {
       const next = new Map<string, string>();
       const rows = await sql(`${CHANNEL_SELECT} order by id`);
-      const channels = await Promise.all(rows.map((row) => openKey(row, next)));
+      const channels = await Promise.all(
+        rows.map((row) =>
+          openKey(row, next).catch((err) => {
+            if (!(err instanceof SecretsError)) throw err;
+            return unreadable(row, err);
+          }),
+        ),
+      );
       opened = next;
       return channels;
     },
 
-    /** One channel (channel tests, balances, model lists) without loading the whole table. */
+    /**
+     * One channel (channel tests, balances, model lists) without loading the whole table. Throws SecretsError when
+     * its key does not open (that operation fails; the catalog has it disabled).
+     */
     async channelById(id: number): Promise<ChannelRecord | null> {
       const [row] = await sql(`${CHANNEL_SELECT} where id = ?`, [id]);
       return row ? openKey(row, new Map()) : null;
