@@ -195,7 +195,7 @@ async function serializeTokens(ctx: Pick<TokensCtx, 'secrets'>, tokens: Token[])
  */
 async function sealTokenKey(ctx: Pick<TokensCtx, 'secrets'>, token: Token, key: string): Promise<void> {
   token.key = await ctx.secrets.seal(key, tokenKeySlot(token.id));
-  token.keyHash = ctx.secrets.enabled ? await ctx.secrets.lookupHash(key, TOKEN_KEY_HASH) : null;
+  token.keyHash = ctx.secrets.enabled ? ctx.secrets.lookupHash(key, TOKEN_KEY_HASH) : null;
 }
 
 /** Ids for `n` new tokens from the table's sequence, so their keys can be sealed for their row before insert. */
@@ -388,7 +388,7 @@ export async function listTokens(ctx: TokensCtx, input: { page: number; size: nu
 async function sealedKeyMatches(ctx: TokensCtx, userId: number, prefix: string): Promise<number[]> {
   if (!ctx.secrets.keyIds.length) return [];
   if (prefix.length >= KEY_LENGTH) {
-    const hashes = await ctx.secrets.lookupHashes(prefix, TOKEN_KEY_HASH);
+    const hashes = ctx.secrets.lookupHashes(prefix, TOKEN_KEY_HASH);
     const rows = await ctx.em.find(
       Token,
       { userId, deletedAt: null, keyHash: { $in: hashes } },

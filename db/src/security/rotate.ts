@@ -112,7 +112,7 @@ export async function rotateSecrets(
         if (spec.hash) {
           await em.execute(
             `update "${spec.table}" set "${spec.column}" = ?, "${spec.hash.column}" = ? where "${spec.id}" = ?`,
-            [value, await box.lookupHash(plain, spec.hash.purpose), row.id],
+            [value, box.lookupHash(plain, spec.hash.purpose), row.id],
           );
         } else {
           await em.execute(`update "${spec.table}" set "${spec.column}" = ? where "${spec.id}" = ?`, [

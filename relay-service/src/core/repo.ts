@@ -239,7 +239,7 @@ export function createRepo(
      * Both are unique index probes; a stored ciphertext presented as a key matches nothing.
      */
     async accountByKey(key: string): Promise<AccountRecord | null> {
-      const hashes = await secrets.lookupHashes(key, TOKEN_KEY_HASH);
+      const hashes = secrets.lookupHashes(key, TOKEN_KEY_HASH);
       const byHash = hashes.length ? `t.key_hash in (${hashes.map(() => '?').join(', ')}) or ` : '';
       const rows = await sql(
         `${ACCOUNT_SELECT} where (${byHash}(t.key_hash is null and t.key = ?)) and t.deleted_at is null`,
