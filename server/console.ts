@@ -149,10 +149,10 @@ export async function startConsole(
 
   // Quota warnings go out after Billing commits (ADR 022): mail through the SMTP options. Billing wrote each one
   // into notification_outbox; what is not delivered here (a crash, a failure) the sweeper retries (ADR 028).
-  const quotaWarnings = createQuotaWarningQueue({ options }, { em: () => orm.em.fork() });
+  const quotaWarnings = createQuotaWarningQueue({ options, secrets }, { em: () => orm.em.fork() });
   const notificationSweep = scheduleNotificationSweep(
     () => orm.em.fork(),
-    (w) => deliverQuotaWarning({ options }, w),
+    (w) => deliverQuotaWarning({ options, secrets }, w),
     { log: (msg, detail) => console.warn(`[notify] ${msg}`, detail ?? '') },
   );
   const grpc = await startConsoleGrpc({

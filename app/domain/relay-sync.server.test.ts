@@ -9,6 +9,7 @@ import { Token } from '@switchyard/db/entities/token.ts';
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub } from '@switchyard/db/pubsub.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -62,6 +63,7 @@ function context(withRelay: RelayClient | null = relay) {
       relay: withRelay,
       version: 'test',
       startedAt: 0,
+      secrets: PLAINTEXT_BOX,
       limiter: createMemoryRateLimiter(),
       auth: { trustProxy: false, turnstileVerifyUrl: '', criticalLimit: { max: 1000, windowSeconds: 60 } },
     },

@@ -1,5 +1,6 @@
 import { Role, User } from '@switchyard/db/entities/user.ts';
 import { hashPassword, verifyPassword } from '@switchyard/db/security/password.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOptions, makeSession, makeUser } from '#app/domain/account/test-helpers.server.ts';
@@ -10,7 +11,14 @@ let db: TestDatabase;
 let services: Record<string, unknown>;
 beforeAll(async () => {
   db = await createTestDatabase({ suffix: 'settingpage' });
-  services = { orm: db.orm, options: fakeOptions(), relay: null, version: 't', startedAt: 0 };
+  services = {
+    orm: db.orm,
+    options: fakeOptions(),
+    relay: null,
+    version: 't',
+    startedAt: 0,
+    secrets: PLAINTEXT_BOX,
+  };
 });
 afterAll(async () => {
   await db?.drop();

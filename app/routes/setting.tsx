@@ -50,6 +50,7 @@ async function pageCtx(request: Request, context: LoaderFunctionArgs['context'])
     em: services.orm.em.fork(),
     actor: user,
     options: services.options,
+    secrets: services.secrets,
     t: await getFixedT(request),
   };
   return { services, user, ctx };

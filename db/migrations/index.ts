@@ -12,6 +12,7 @@ import { Migration20261125192000_order_cents } from './Migration20261125192000_o
 import { Migration20261125192641_notification_outbox } from './Migration20261125192641_notification_outbox.ts';
 import { Migration20261125203000_task_refunds } from './Migration20261125203000_task_refunds.ts';
 import { Migration20261129100000_mj_notify_secret } from './Migration20261129100000_mj_notify_secret.ts';
+import { Migration20261129110000_token_key_hash } from './Migration20261129110000_token_key_hash.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123080104', class: Migration20261123080104 },
@@ -26,4 +27,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125192641_notification_outbox', class: Migration20261125192641_notification_outbox },
   { name: 'Migration20261125203000_task_refunds', class: Migration20261125203000_task_refunds },
   { name: 'Migration20261129100000_mj_notify_secret', class: Migration20261129100000_mj_notify_secret },
+  { name: 'Migration20261129110000_token_key_hash', class: Migration20261129110000_token_key_hash },
 ];

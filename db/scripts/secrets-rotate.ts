@@ -1,5 +1,6 @@
 /**
- * Re-encrypts every stored secret (channel keys, secret options) under SECRETS_KEY (ADR 019).
+ * Re-encrypts every stored secret (channel keys, secret options, token keys with their lookup hash, webhook
+ * secrets) under SECRETS_KEY (ADR 019, ADR 035).
  *
  *   DATABASE_URL=postgres://... SECRETS_KEY=<new> [SECRETS_KEY_PREVIOUS=<old>[,<older>]] npm run secrets:rotate [-- --dry-run]
  *

@@ -57,7 +57,7 @@ const results: Array<{ warning: QuotaWarning; result: NotifyResult }> = [];
 
 function useQueue(notify: NotifyOptions = { allowInsecureForTests: true, timeoutMs: 2_000 }) {
   queue = createQuotaWarningQueue(
-    { options: stack.options },
+    { options: stack.options, secrets: stack.secrets },
     {
       notify,
       log: () => {},
@@ -82,7 +82,10 @@ async function abandonPending(): Promise<void> {
 }
 
 const sweepDeliver = (w: QuotaWarning) =>
-  deliverQuotaWarning({ options: stack.options }, w, { allowInsecureForTests: true, timeoutMs: 2_000 });
+  deliverQuotaWarning({ options: stack.options, secrets: stack.secrets }, w, {
+    allowInsecureForTests: true,
+    timeoutMs: 2_000,
+  });
 const sweep = (nowMs: number) => sweepNotifications(() => stack.orm.em.fork(), sweepDeliver, { nowMs });
 
 beforeAll(async () => {

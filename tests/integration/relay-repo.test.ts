@@ -1,6 +1,6 @@
 /**
  * The account cache's reads against a migrated PostgreSQL: one joined row per live token of a live owner, for a
- * single key (a miss) and for many (the bulk refresh), with every field the relay uses mapped.
+ * single key (a miss) and for many token ids (the bulk refresh), with every field the relay uses mapped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepo, type Repo, sqlFor } from '../../relay-service/src/core/repo.ts';
@@ -35,7 +35,6 @@ describe('relay repo: accounts', () => {
     expect(found?.token).toMatchObject({
       id: t.id,
       userId: u.id,
-      key: t.key,
       status: 1,
       remainQuota: 55,
       unlimitedQuota: false,
@@ -70,17 +69,17 @@ describe('relay repo: accounts', () => {
     expect(await repo.accountByKey(b.key)).toBeNull();
     expect(await repo.accountByKey(c.key)).toBeNull();
 
-    const bulk = await repo.accountsByKeys([a.key, b.key, c.key, 'missing']);
+    const bulk = await repo.accountsByIds([a.id, b.id, c.id, 999_999]);
     expect(bulk.map((x) => [x.token.id, x.user.id])).toEqual([[a.id, live.id]]);
-    expect(await repo.accountsByKeys([])).toEqual([]);
+    expect(await repo.accountsByIds([])).toEqual([]);
   });
 
-  it('reads a thousand keys in one call', async () => {
+  it('reads a thousand tokens in one call', async () => {
     const u = await seedUser(stack, { quota: 1 });
-    const keys: string[] = [];
-    for (let i = 0; i < 1_000; i++) keys.push((await seedToken(stack, u.id)).key);
-    const rows = await repo.accountsByKeys(keys);
-    expect(new Set(rows.map((r) => r.token.key))).toEqual(new Set(keys));
+    const ids: number[] = [];
+    for (let i = 0; i < 1_000; i++) ids.push((await seedToken(stack, u.id)).id);
+    const rows = await repo.accountsByIds(ids);
+    expect(new Set(rows.map((r) => r.token.id))).toEqual(new Set(ids));
     expect(rows.every((r) => r.user.id === u.id)).toBe(true);
   }, 60_000);
 });

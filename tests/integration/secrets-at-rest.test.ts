@@ -195,11 +195,12 @@ describe('secrets:rotate', () => {
     expect(await rawKey(legacyId)).toBe(LEGACY_KEY); // a dry run writes nothing
 
     const done = await rotateSecrets(stack.orm, next);
-    expect(done.map((c) => c.changed)).toEqual([2, 1]);
+    // channels, options, tokens (the caller's token, seeded as a plaintext row), users, notification_outbox
+    expect(done.map((c) => c.changed)).toEqual([2, 1, 1, 0, 0]);
     for (const id of [channelId, legacyId]) expect(sealedKeyId(await rawKey(id))).toBe(next.keyId);
     const [opt] = await stack.sql<{ value: string }>(`select value from options where key = 'SMTPToken'`);
     expect(sealedKeyId(String(opt?.value))).toBe(next.keyId);
-    expect((await rotateSecrets(stack.orm, next)).map((c) => c.changed)).toEqual([0, 0]);
+    expect((await rotateSecrets(stack.orm, next)).map((c) => c.changed)).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('leaves a product that works with the new key only', async () => {

@@ -24,7 +24,7 @@ import {
 } from './schemas.ts';
 
 /** The context a self-service use case needs (a RequestCtx; `relay` is not used here). */
-export type AccountCtx = Pick<RequestCtx, 'em' | 'actor' | 'options' | 't'> & RelaySync;
+export type AccountCtx = Pick<RequestCtx, 'em' | 'actor' | 'options' | 't' | 'secrets'> & RelaySync;
 
 export const MIN_PASSWORD_LENGTH = 8;
 

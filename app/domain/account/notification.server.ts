@@ -1,4 +1,5 @@
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
+import { webhookSecretSlot } from '@switchyard/db/security/secrets.ts';
 import { InputError } from '#app/domain/errors.ts';
 import { type AccountCtx, loadSelf, parseInput } from './account.server.ts';
 import { type NotificationInput, notificationSchema } from './schemas.ts';
@@ -8,7 +9,8 @@ const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
  * PUT /api/user/setting: stored in the user's setting JSON (other keys kept). A webhook needs an https URL; the
- * notification e-mail may be empty (then the bound e-mail is used). An empty secret keeps the stored one.
+ * notification e-mail may be empty (then the bound e-mail is used). An empty secret keeps the stored one; a new
+ * one is stored sealed for this user with SECRETS_KEY (ADR 035; the notifier opens it to sign the webhook).
  */
 export async function updateNotificationSettings(ctx: AccountCtx, input: unknown) {
   const data: NotificationInput = parseInput(ctx, notificationSchema, input);
@@ -36,7 +38,9 @@ export async function updateNotificationSettings(ctx: AccountCtx, input: unknown
     notify_type: data.notify_type,
     quota_warning_threshold: data.quota_warning_threshold,
     webhook_url: webhookUrl,
-    webhook_secret: data.webhook_secret ? data.webhook_secret : current.webhook_secret,
+    webhook_secret: data.webhook_secret
+      ? await ctx.secrets.seal(data.webhook_secret, webhookSecretSlot(user.id))
+      : current.webhook_secret,
     notification_email: email,
   };
   user.setting = JSON.stringify(next);

@@ -6,6 +6,7 @@ import {
   type OptionKey,
   serializeOptionValue,
 } from '@switchyard/db/options/registry.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createSessionToken, sha256Hex, toSessionUser } from '#app/domain/auth/session.server.ts';
 import { i18next } from '#app/i18n/i18n.server.ts';
 import type { AccountCtx } from './account.server.ts';
@@ -51,5 +52,11 @@ export async function makeCtx(
   options = fakeOptions(),
 ): Promise<AccountCtx> {
   const t = await i18next.getFixedT('en', 'common');
-  return { em: orm.em.fork() as AccountCtx['em'], actor: user ? toSessionUser(user) : null, options, t };
+  return {
+    em: orm.em.fork() as AccountCtx['em'],
+    actor: user ? toSessionUser(user) : null,
+    options,
+    secrets: PLAINTEXT_BOX,
+    t,
+  };
 }

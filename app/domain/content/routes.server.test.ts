@@ -9,6 +9,7 @@ import { Token, TokenStatus } from '@switchyard/db/entities/token.ts';
 import { User } from '@switchyard/db/entities/user.ts';
 import { OptionService } from '@switchyard/db/options/service.ts';
 import { createMemoryPubSub, type PubSub } from '@switchyard/db/pubsub.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -73,6 +74,7 @@ function context() {
       relay: null,
       version: 'v-test',
       startedAt: 1_700_000_000,
+      secrets: PLAINTEXT_BOX,
       limiter: createMemoryRateLimiter(),
       auth: { trustProxy: false, turnstileVerifyUrl: '', criticalLimit: { max: 1000, windowSeconds: 60 } },
     },

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultOptionValues } from '@switchyard/db/options/registry.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { MailMessage } from '#app/domain/mail/mailer.server.ts';
 import { fillPlaceholders, isPrivateAddress, notifyUser, vetWebhookUrl } from './notifier.server.ts';
@@ -38,6 +39,7 @@ function services(sent: MailMessage[] = [], extra: Record<string, unknown> = {})
   const values = { ...defaultOptionValues(), SMTPServer: '', ...extra } as Record<string, unknown>;
   return {
     options: { get: (k: string) => values[k] } as never,
+    secrets: PLAINTEXT_BOX,
     mailTransport: {
       async sendMail(m: MailMessage) {
         sent.push(m);

@@ -3,8 +3,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { User } from '@switchyard/db/entities/user.ts';
+import { webhookSecretSlot } from '@switchyard/db/security/secrets.ts';
 import { parseUserSetting } from '#app/domain/account/setting.ts';
 import { type MailServices, sendMail } from '#app/domain/mail/mailer.server.ts';
+import type { ConsoleServices } from '#app/services.server.ts';
 
 /**
  * User notifications (seed 000 §3): e-mail to notification_email (or the bound e-mail) or a webhook POST with
@@ -33,6 +35,9 @@ export type NotifyOptions = {
 const TIMEOUT_MS = 5000;
 
 type NotifyTarget = Pick<User, 'id' | 'email' | 'setting'>;
+
+/** What a notification needs: the mail options and transport, and the box that opens a sealed webhook secret. */
+export type NotifyServices = MailServices & Pick<ConsoleServices, 'secrets'>;
 
 /** Fills each `{{value}}` with the next value, in order. */
 export function fillPlaceholders(content: string, values: Array<string | number> = []): string {
@@ -217,7 +222,7 @@ async function postThroughWorker(
 }
 
 export async function notifyUser(
-  services: MailServices,
+  services: NotifyServices,
   user: NotifyTarget,
   notification: Notification,
   opts: NotifyOptions = {},
@@ -233,9 +238,11 @@ export async function notifyUser(
         values,
         timestamp: Math.floor(Date.now() / 1000),
       };
-      const headers: Record<string, string> = setting.webhook_secret
-        ? { Authorization: `Bearer ${setting.webhook_secret}` }
-        : {};
+      // Sealed for this user when SECRETS_KEY is set (ADR 035); one that does not open fails this delivery.
+      const secret = setting.webhook_secret
+        ? await services.secrets.open(setting.webhook_secret, webhookSecretSlot(user.id))
+        : '';
+      const headers: Record<string, string> = secret ? { Authorization: `Bearer ${secret}` } : {};
       const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
       const workerUrl = services.options.get('WorkerUrl');
       const status = workerUrl

@@ -10,7 +10,13 @@ import { formatQuota } from '#app/domain/account/quota-format.ts';
 import { authTFor } from '#app/domain/auth/i18n.server.ts';
 import type { QuotaWarning } from '#app/domain/billing/billing.server.ts';
 import type { MailServices } from '#app/domain/mail/mailer.server.ts';
-import { type Notification, type NotifyOptions, type NotifyResult, notifyUser } from './notifier.server.ts';
+import {
+  type Notification,
+  type NotifyOptions,
+  type NotifyResult,
+  type NotifyServices,
+  notifyUser,
+} from './notifier.server.ts';
 import { markAttempt } from './outbox.server.ts';
 
 export const QUOTA_EXCEED = 'quota_exceed';
@@ -55,7 +61,7 @@ export type QuotaWarningQueueOptions = {
 
 /** Sends one quota warning to its user (e-mail or webhook, per their setting); never throws. */
 export async function deliverQuotaWarning(
-  services: MailServices,
+  services: NotifyServices,
   w: QuotaWarning,
   notify?: NotifyOptions,
 ): Promise<NotifyResult> {
@@ -68,7 +74,7 @@ export async function deliverQuotaWarning(
 }
 
 export function createQuotaWarningQueue(
-  services: MailServices,
+  services: NotifyServices,
   opts: QuotaWarningQueueOptions = {},
 ): QuotaWarningQueue {
   const concurrency = opts.concurrency ?? 4;

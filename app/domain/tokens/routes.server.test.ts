@@ -1,6 +1,7 @@
 import { Session } from '@switchyard/db/entities/session.ts';
 import { Token } from '@switchyard/db/entities/token.ts';
 import { User } from '@switchyard/db/entities/user.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
@@ -34,7 +35,9 @@ const values: Record<string, unknown> = {
 const options = { get: (key: string) => values[key] };
 
 function context() {
-  return { services: { orm: db.orm, options, relay: null, version: 'test', startedAt: 0 } } as never;
+  return {
+    services: { orm: db.orm, options, relay: null, version: 'test', startedAt: 0, secrets: PLAINTEXT_BOX },
+  } as never;
 }
 
 type Who = { user: User; token: string };

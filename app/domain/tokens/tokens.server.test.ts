@@ -1,6 +1,7 @@
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Token } from '@switchyard/db/entities/token.ts';
 import { User } from '@switchyard/db/entities/user.ts';
+import { PLAINTEXT_BOX } from '@switchyard/db/security/secrets.ts';
 import { createTestDatabase, type TestDatabase } from '@switchyard/db/testing.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InputError, NotFoundError } from '#app/domain/errors.ts';
@@ -53,6 +54,7 @@ function ctxFor(user: User, opts = options): TokensCtx {
     actor: { id: user.id, username: user.username, displayName: '', role: user.role, group: user.group },
     t,
     options: opts,
+    secrets: PLAINTEXT_BOX,
     ip: '127.0.0.1',
   };
 }

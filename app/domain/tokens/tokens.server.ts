@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { TOKEN_NEVER_EXPIRES, Token, TokenStatus } from '@switchyard/db/entities/token.ts';
+import { SecretsError, TOKEN_KEY_HASH, tokenKeySlot } from '@switchyard/db/security/secrets.ts';
 import { z } from 'zod';
 import type { RequestCtx } from '#app/domain/context.server.ts';
 import { InputError, NotFoundError, UnauthorizedError } from '#app/domain/errors.ts';
@@ -14,7 +15,7 @@ import { DEFAULT_TOKEN_QUOTA, KEY_LENGTH, MAX_BATCH, MAX_MODEL_LIMITS, MAX_NAME 
  * acting user: a user sees and touches only their own tokens, and the id of anyone else's token is NotFound.
  * The JSON routes (/api/token*) and the /token pages call the same functions with the same schemas.
  */
-export type TokensCtx = Pick<RequestCtx, 'em' | 'actor' | 't'> &
+export type TokensCtx = Pick<RequestCtx, 'em' | 'actor' | 't' | 'secrets'> &
   RelaySync & {
     options: Pick<RequestCtx['options'], 'get'>;
     /** client address recorded in audit entries */
@@ -135,11 +136,12 @@ export type TokenWire = {
   group: string;
 };
 
-export function serializeToken(token: Token): TokenWire {
+/** `key`: the opened key (tokenKey); the stored column may be sealed. */
+export function serializeToken(token: Token, key: string): TokenWire {
   return {
     id: token.id,
     user_id: token.userId,
-    key: token.key,
+    key,
     name: token.name,
     status: token.status,
     created_time: Number(token.createdTime),
@@ -159,8 +161,50 @@ export type TokenPage = { items: TokenWire[]; page: number; total: number; page_
 
 /** Audit view of a token: never the key. */
 function auditView(token: Token) {
-  const { key: _key, ...rest } = serializeToken(token);
+  const { key: _key, ...rest } = serializeToken(token, '');
   return rest;
+}
+
+/**
+ * The one place the console reads a token's key (ADR 035): the stored value opened for its row (a plaintext row
+ * passes through). One that does not open (an altered row, a ciphertext moved from another row) is logged and
+ * shown as '' (its owner deletes it and creates another); it cannot authenticate either, since its lookup hash
+ * belongs to the key it was created with.
+ */
+export async function tokenKey(
+  ctx: Pick<TokensCtx, 'secrets'>,
+  token: Pick<Token, 'id' | 'key'>,
+): Promise<string> {
+  try {
+    return await ctx.secrets.open(token.key, tokenKeySlot(token.id));
+  } catch (err) {
+    if (!(err instanceof SecretsError)) throw err;
+    console.error(`[console] ${err.message}`);
+    return '';
+  }
+}
+
+/** Tokens as their owner sees them, keys opened. */
+async function serializeTokens(ctx: Pick<TokensCtx, 'secrets'>, tokens: Token[]): Promise<TokenWire[]> {
+  return Promise.all(tokens.map(async (token) => serializeToken(token, await tokenKey(ctx, token))));
+}
+
+/**
+ * The one place the console writes a token's key: sealed for its row (its id must be set) with its keyed lookup
+ * hash, when SECRETS_KEY is set; plaintext with no hash without it (ADR 035).
+ */
+async function sealTokenKey(ctx: Pick<TokensCtx, 'secrets'>, token: Token, key: string): Promise<void> {
+  token.key = await ctx.secrets.seal(key, tokenKeySlot(token.id));
+  token.keyHash = ctx.secrets.enabled ? ctx.secrets.lookupHash(key, TOKEN_KEY_HASH) : null;
+}
+
+/** Ids for `n` new tokens from the table's sequence, so their keys can be sealed for their row before insert. */
+async function allocateTokenIds(em: TokensCtx['em'], n: number): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(
+    `select nextval(pg_get_serial_sequence('tokens', 'id'))::int as id from generate_series(1, ?)`,
+    [n],
+  );
+  return rows.map((r) => Number(r.id));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -333,12 +377,38 @@ export async function listTokens(ctx: TokensCtx, input: { page: number; size: nu
     { userId: actor.id, deletedAt: null },
     { orderBy: { id: 'desc' }, limit: size, offset: (page - 1) * size },
   );
-  return { items: rows.map(serializeToken), page, total, page_size: size };
+  return { items: await serializeTokens(ctx, rows), page, total, page_size: size };
+}
+
+/**
+ * Ids of the user's sealed tokens whose key starts with `prefix`: a whole key is found by its lookup hash (one
+ * index probe); a shorter prefix opens the user's sealed keys one by one (a search by hand, over one user's
+ * tokens; plaintext rows are matched by the query itself).
+ */
+async function sealedKeyMatches(ctx: TokensCtx, userId: number, prefix: string): Promise<number[]> {
+  if (!ctx.secrets.keyIds.length) return [];
+  if (prefix.length >= KEY_LENGTH) {
+    const hashes = ctx.secrets.lookupHashes(prefix, TOKEN_KEY_HASH);
+    const rows = await ctx.em.find(
+      Token,
+      { userId, deletedAt: null, keyHash: { $in: hashes } },
+      { fields: ['id'] },
+    );
+    return rows.map((r) => r.id);
+  }
+  const rows = await ctx.em.find(
+    Token,
+    { userId, deletedAt: null, keyHash: { $ne: null } },
+    { fields: ['id', 'key'] },
+  );
+  const ids: number[] = [];
+  for (const row of rows) if ((await tokenKey(ctx, row)).startsWith(prefix)) ids.push(row.id);
+  return ids;
 }
 
 /**
  * GET /api/token/search?keyword&token&p&size: `keyword` matches inside the name; `token` matches the key exactly
- * or by prefix, with or without the sk- prefix.
+ * or by prefix, with or without the sk- prefix (sealed keys too: sealedKeyMatches).
  */
 export async function searchTokens(
   ctx: TokensCtx,
@@ -352,20 +422,25 @@ export async function searchTokens(
   const keyword = input.keyword.trim();
   const key = input.token.trim().replace(/^sk-/, '');
   if (keyword) where.name = { $ilike: `%${escapeLike(keyword)}%` };
-  if (key) where.key = { $like: `${escapeLike(key)}%` };
+  if (key)
+    where.$or = [
+      { keyHash: null, key: { $like: `${escapeLike(key)}%` } },
+      { id: { $in: await sealedKeyMatches(ctx, actor.id, key) } },
+    ];
   const [rows, total] = await ctx.em.findAndCount(Token, where, {
     orderBy: { id: 'desc' },
     limit: size,
     offset: (page - 1) * size,
   });
-  return { items: rows.map(serializeToken), page, total, page_size: size };
+  return { items: await serializeTokens(ctx, rows), page, total, page_size: size };
 }
 
 /** GET /api/token/{id}: one of the caller's tokens (another user's id is NotFound). */
 export async function getToken(ctx: TokensCtx, id: number): Promise<TokenWire> {
   const actor = requireActor(ctx);
   await refreshStatuses(ctx, actor.id);
-  return serializeToken(await loadOwn(ctx, actor, id));
+  const token = await loadOwn(ctx, actor, id);
+  return serializeToken(token, await tokenKey(ctx, token));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -406,26 +481,31 @@ export async function createTokens(ctx: TokensCtx, input: CreateTokenInput): Pro
   if (count > MAX_BATCH) throw new InputError(ctx.t('tokens:errors.countTooLarge', { max: MAX_BATCH }));
   return ctx.em.transactional(async (em) => {
     const scoped = { ...ctx, em };
-    const created: Token[] = [];
+    const created: { token: Token; key: string }[] = [];
+    const ids = await allocateTokenIds(em, count);
     for (let i = 0; i < count; i++) {
+      const key = generateKey();
       const token = em.create(Token, {
         ...values,
+        id: ids[i] as number,
         name: i === 0 ? values.name : `${values.name}-${randomAlphanumeric(6)}`,
         userId: actor.id,
-        key: generateKey(),
+        key,
+        keyHash: null,
         status: TokenStatus.Enabled,
         usedQuota: 0,
         createdTime: nowSeconds(),
         accessedTime: 0,
         deletedAt: null,
       });
+      await sealTokenKey(ctx, token, key);
       token.status = settledStatus(token);
-      created.push(token);
+      created.push({ token, key });
     }
     await em.flush();
-    for (const token of created) audit(scoped, actor, 'token.create', token, null, auditView(token));
+    for (const { token } of created) audit(scoped, actor, 'token.create', token, null, auditView(token));
     await em.flush();
-    return created.map(serializeToken);
+    return created.map(({ token, key }) => serializeToken(token, key));
   });
 }
 
@@ -456,7 +536,7 @@ export async function updateToken(ctx: TokensCtx, input: UpdateTokenInput): Prom
     token.status = settledStatus(token);
     audit(scoped, actor, 'token.update', token, before, auditView(token));
     await em.flush();
-    return serializeToken(token);
+    return serializeToken(token, await tokenKey(ctx, token));
   });
   // Quota, status, group, model limits and allowed IPs are cached by the relay with the key.
   await syncRelayAccounts(ctx, { tokenIds: [updated.id] });
@@ -478,7 +558,7 @@ export async function setTokenStatus(ctx: TokensCtx, input: StatusOnlyInput): Pr
     token.status = input.status;
     audit(scoped, actor, 'token.status', token, before, { status: token.status });
     await em.flush();
-    return serializeToken(token);
+    return serializeToken(token, await tokenKey(ctx, token));
   });
   await syncRelayAccounts(ctx, { tokenIds: [updated.id] });
   return updated;

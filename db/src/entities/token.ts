@@ -14,8 +14,13 @@ export const TokenSchema = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     userId: p.integer(),
-    /** The secret without the `sk-` prefix. */
-    key: p.string().length(64).unique('tokens_key_unique'),
+    /**
+     * The secret without the `sk-` prefix; with SECRETS_KEY sealed for this row (`enc:v1:...`, ADR 035), found by
+     * `keyHash` then. Read and written through app/domain/tokens only.
+     */
+    key: p.string().length(255).unique('tokens_key_unique'),
+    /** Keyed lookup hash of the key (`<key id>:<HMAC>`) when `key` is sealed; null for a plaintext key. */
+    keyHash: p.string().length(64).nullable().unique('tokens_key_hash_unique'),
     name: p.string().length(128).default('').index('tokens_name_index'),
     status: p.smallint().default(TokenStatus.Enabled),
     remainQuota: p.bigint('number').default(0),

@@ -8,6 +8,7 @@ import {
   parseSecretsKey,
   SecretsError,
   sealedKeyId,
+  TOKEN_KEY_HASH,
 } from './secrets.ts';
 
 const KEY_A = Buffer.alloc(32, 7).toString('base64');
@@ -84,5 +85,28 @@ describe('SecretBox', () => {
     await expect(createSecretBox({ key: KEY_A, previous: `${KEY_B},nope` })).rejects.toThrow(
       /^SECRETS_KEY_PREVIOUS must be/,
     );
+  });
+
+  it('hashes for lookup under an HKDF subkey: <key id>:HMAC, stable per key, one per key held, none without', async () => {
+    const a = await createSecretBox({ key: KEY_A });
+    const b = await createSecretBox({ key: KEY_B });
+    const rotating = await createSecretBox({ key: KEY_B, previous: KEY_A });
+    const key = 'k'.repeat(48);
+    const hash = a.lookupHash(key, TOKEN_KEY_HASH);
+    expect(hash).toMatch(new RegExp(`^${a.keyId}:[A-Za-z0-9_-]{43}$`));
+    expect(a.lookupHash(key, TOKEN_KEY_HASH)).toBe(hash);
+    expect(a.lookupHash(`${key}x`, TOKEN_KEY_HASH)).not.toBe(hash);
+    expect(a.lookupHash(key, 'other.column')).not.toBe(hash);
+    // Not the plain HMAC under the AES key itself, and another key gives another hash.
+    const { createHmac } = await import('node:crypto');
+    const underRaw = createHmac('sha256', Buffer.from(KEY_A, 'base64'))
+      .update(`${TOKEN_KEY_HASH}\u0000${key}`)
+      .digest('base64url');
+    expect(hash).not.toContain(underRaw);
+    expect(b.lookupHash(key, TOKEN_KEY_HASH)).not.toBe(hash);
+    expect(rotating.lookupHashes(key, TOKEN_KEY_HASH)).toEqual([b.lookupHash(key, TOKEN_KEY_HASH), hash]);
+    expect(PLAINTEXT_BOX.lookupHash(key, TOKEN_KEY_HASH)).toBeNull();
+    expect(PLAINTEXT_BOX.lookupHashes(key, TOKEN_KEY_HASH)).toEqual([]);
+    expect((await createSecretBox({ previous: KEY_A })).lookupHash(key, TOKEN_KEY_HASH)).toBeNull();
   });
 });

@@ -4,15 +4,15 @@ import type { TokenRecord, UserRecord } from './repo.ts';
 import { tokenRecord, userRecord } from './testing.ts';
 
 const token = (id: number, over: Partial<TokenRecord> = {}): TokenRecord =>
-  tokenRecord({ id, userId: id, key: `key${id}`, name: `t${id}`, remainQuota: 100, ...over });
+  tokenRecord({ id, userId: id, name: `t${id}`, remainQuota: 100, ...over });
 const user = (id: number, over: Partial<UserRecord> = {}): UserRecord =>
   userRecord({ id, username: `u${id}`, quota: 1000, ...over });
 
-/** A database of tokens and users that counts the reads of each kind. */
+/** A database of tokens (by key, `key<id>`) and users that counts the reads of each kind. */
 function fakeRepo() {
   const tokens = new Map<string, TokenRecord>();
   const users = new Map<number, UserRecord>();
-  const calls = { accountByKey: 0, accountsByKeys: [] as number[] };
+  const calls = { accountByKey: 0, accountsByIds: [] as number[] };
   let gate: Promise<void> | null = null;
   // A token counts only with a live owner, as the repo's join does.
   const account = (key: string) => {
@@ -25,10 +25,10 @@ function fakeRepo() {
       calls.accountByKey++;
       return account(key);
     },
-    async accountsByKeys(keys) {
-      calls.accountsByKeys.push(keys.length);
+    async accountsByIds(ids) {
+      calls.accountsByIds.push(ids.length);
       // Read first, then wait: a refresh that raced with an admin change holds the old rows.
-      const rows = keys.flatMap((k) => account(k) ?? []);
+      const rows = ids.flatMap((id) => account(`key${id}`) ?? []);
       if (gate) await gate;
       return rows;
     },
@@ -67,8 +67,8 @@ describe('account cache', () => {
     db.tokens.set('key7', token(7, { status: 2 }));
     db.users.set(8, user(8, { quota: 5 }));
     await cache.refresh(6_000);
-    // Chunks of 1,000 keys: three reads, each of tokens with their owners.
-    expect(db.calls.accountsByKeys).toEqual([1_000, 1_000, 500]);
+    // Chunks of 1,000 tokens: three reads by id, each of tokens with their owners.
+    expect(db.calls.accountsByIds).toEqual([1_000, 1_000, 500]);
 
     // Past the first TTL, yet served from the refreshed entries with the new rows and no single reads.
     expect((await cache.lookup('key7', 12_000))?.token.status).toBe(2);
@@ -88,7 +88,7 @@ describe('account cache', () => {
     db.users.delete(4);
     await cache.refresh(70_000);
     // key1 deleted, key4's owner deleted, key2 idle for 70 s: none is kept; key3 was refreshed.
-    expect(db.calls.accountsByKeys).toEqual([2]);
+    expect(db.calls.accountsByIds).toEqual([2]);
     expect(cache.size).toBe(1);
     expect(await cache.lookup('key1', 70_001)).toBeNull();
     expect(await cache.lookup('key4', 70_001)).toBeNull();

@@ -56,13 +56,14 @@ export function parseKey(raw: string): { key: string; channelId: number | null }
 type Cached = { token: TokenRecord; user: UserRecord; at: number; usedAt: number };
 
 /** What the account cache reads: one key on a miss, and many at once for the periodic refresh. */
-export type AccountsRepo = Pick<Repo, 'accountByKey' | 'accountsByKeys'>;
+export type AccountsRepo = Pick<Repo, 'accountByKey' | 'accountsByIds'>;
 
-/** Keys refreshed per query. */
+/** Tokens refreshed per query. */
 const REFRESH_CHUNK = 1_000;
 
 /**
- * Token + owner cache keyed by the token key. The console drops entries at once when it changes a token or a
+ * Token + owner cache keyed by the token key (held in this process's memory only; a miss is found through the
+ * key's lookup hash, ADR 035, and the refresh re-reads entries by token id, so it hashes nothing). The console drops entries at once when it changes a token or a
  * user (invalidate); the TTL bounds how old the data of an entry may be otherwise. Once started, the cache
  * re-reads every entry in use in bulk once per TTL (a few queries of a thousand keys), so a request never waits
  * on PostgreSQL for a known key even with 10,000 active tokens — one query pair per expiring entry was the
@@ -137,11 +138,12 @@ export class Accounts {
     const keys = [...before.keys()];
     for (let i = 0; i < keys.length; i += REFRESH_CHUNK) {
       const chunk = keys.slice(i, i + REFRESH_CHUNK);
-      const byKey = new Map((await this.#repo.accountsByKeys(chunk)).map((a) => [a.token.key, a]));
+      const ids = chunk.map((key) => (before.get(key) as Cached).token.id);
+      const byId = new Map((await this.#repo.accountsByIds(ids)).map((a) => [a.token.id, a]));
       for (const key of chunk) {
         const old = before.get(key);
         if (!old || this.#byKey.get(key) !== old) continue;
-        const found = byKey.get(key);
+        const found = byId.get(old.token.id);
         if (!found) this.#byKey.delete(key);
         else this.#byKey.set(key, { token: found.token, user: found.user, at: now, usedAt: old.usedAt });
       }

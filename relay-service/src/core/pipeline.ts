@@ -78,7 +78,7 @@ export async function createRelayPipeline(opts: PipelineOptions): Promise<RelayP
     // LISTEN/NOTIFY on the same database (ADR 020).
     pubsub = cfg.REDIS_URL ? await createRedisPubSub(cfg.REDIS_URL) : await createPgPubSub(cfg.DATABASE_URL);
     const options = new OptionService({ orm, pubsub, secrets });
-    const repo = createRepo(sqlFor(orm), secrets);
+    const repo = createRepo(sqlFor(orm), secrets, { log: (m) => log.warn(m) });
     const catalog = new Catalog(async () => ({
       channels: await repo.channels(),
       abilities: await repo.enabledAbilities(),

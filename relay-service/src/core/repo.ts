@@ -5,7 +5,13 @@
  * by accounts.ts and catalog.ts) and need no unit of work.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { channelKeySlot, PLAINTEXT_BOX, type SecretBox } from '@switchyard/db/security/secrets.ts';
+import {
+  channelKeySlot,
+  PLAINTEXT_BOX,
+  type SecretBox,
+  SecretsError,
+  TOKEN_KEY_HASH,
+} from '@switchyard/db/security/secrets.ts';
 
 export type Sql = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
@@ -16,10 +22,10 @@ export function sqlFor(orm: MikroORM): Sql {
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
+/** A token as the relay needs it: never its key (found by it, or by its keyed hash when sealed; ADR 035). */
 export type TokenRecord = {
   id: number;
   userId: number;
-  key: string;
   name: string;
   status: number;
   remainQuota: number;
@@ -130,7 +136,6 @@ function toToken(r: Record<string, unknown>): TokenRecord {
   return {
     id: num(r.id),
     userId: num(r.user_id),
-    key: String(r.key),
     name: String(r.name),
     status: num(r.status),
     remainQuota: num(r.remain_quota),
@@ -163,7 +168,7 @@ export type AccountRecord = { token: TokenRecord; user: UserRecord };
 
 // One row per live token of a live owner: the account cache's read (a miss and the bulk refresh alike), so a
 // miss costs one round trip and a refresh one query per chunk instead of a tokens and a users query each.
-const ACCOUNT_SELECT = `select t.id, t.user_id, t.key, t.name, t.status, t.remain_quota, t.unlimited_quota,
+const ACCOUNT_SELECT = `select t.id, t.user_id, t.name, t.status, t.remain_quota, t.unlimited_quota,
                 t.expired_time, t.model_limits_enabled, t.model_limits, t.allow_ips, t."group",
                 u.id as u_id, u.username as u_username, u."group" as u_group, u.quota as u_quota, u.role as u_role,
                 u.status as u_status, u.setting as u_setting
@@ -173,12 +178,21 @@ function toAccount(r: Record<string, unknown>): AccountRecord {
   return { token: toToken(r), user: toUser(r, 'u_') };
 }
 
+/** other_info.status_reason of a channel the relay disabled because its stored key does not open (ADR 035). */
+export const KEY_UNREADABLE_REASON = 'key cannot be decrypted';
+
 /**
  * `secrets` opens sealed channel keys (SECRETS_KEY, ADR 019). Opening happens here only, when channels are loaded
  * (the catalog's reload, a channel operation), never per request; an unchanged row reuses the key opened at the
- * previous load, so a periodic reload decrypts only rows that changed.
+ * previous load, so a periodic reload decrypts only rows that changed. It also hashes a presented token key on an
+ * account cache miss (one HMAC per configured key: one, or two during a rotation), since a sealed token is found
+ * by its keyed hash. `log` hears about channels disabled for a key that does not open.
  */
-export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
+export function createRepo(
+  sql: Sql,
+  secrets: SecretBox = PLAINTEXT_BOX,
+  opts: { log?: (message: string) => void } = {},
+) {
   /** `${id}:${stored}` -> opened key, as of the last full load (bounded by the channel table). */
   let opened = new Map<string, string>();
   const openKey = async (row: Record<string, unknown>, next: Map<string, string>): Promise<ChannelRecord> => {
@@ -190,19 +204,56 @@ export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
     channel.key = key;
     return channel;
   };
+  /**
+   * A channel whose stored key does not open (altered, or moved from another row) is not routed: auto-disabled
+   * (status 3) with the reason in other_info when it was enabled, logged, and loaded without a key, so every
+   * other channel keeps serving (ADR 035). A key that is not configured at all stops the process at start
+   * instead (assertSecretsReadable).
+   */
+  const unreadable = async (row: Record<string, unknown>, err: SecretsError): Promise<ChannelRecord> => {
+    const channel = toChannel(row);
+    channel.key = '';
+    if (channel.status === 1) {
+      channel.otherInfo = {
+        ...channel.otherInfo,
+        status_reason: `${KEY_UNREADABLE_REASON}: ${err.message}`.slice(0, 500),
+        status_time: Math.floor(Date.now() / 1000),
+      };
+      channel.status = 3;
+      await sql(`update channels set status = 3, other_info = ? where id = ? and status = 1`, [
+        JSON.stringify(channel.otherInfo),
+        channel.id,
+      ]);
+      await sql(`update abilities set enabled = false where channel_id = ?`, [channel.id]);
+      opts.log?.(
+        `channel #${channel.id} ${channel.name} auto-disabled: ${KEY_UNREADABLE_REASON} (${err.message})`,
+      );
+    }
+    return channel;
+  };
+
   return {
-    /** The live token with this key and its live owner (an account cache miss). */
+    /**
+     * The live token with this key and its live owner (an account cache miss): a sealed row by the key's lookup
+     * hash under each configured key, a plaintext row (no SECRETS_KEY, or written before it) by the key itself.
+     * Both are unique index probes; a stored ciphertext presented as a key matches nothing.
+     */
     async accountByKey(key: string): Promise<AccountRecord | null> {
-      const rows = await sql(`${ACCOUNT_SELECT} where t.key = ? and t.deleted_at is null`, [key]);
+      const hashes = secrets.lookupHashes(key, TOKEN_KEY_HASH);
+      const byHash = hashes.length ? `t.key_hash in (${hashes.map(() => '?').join(', ')}) or ` : '';
+      const rows = await sql(
+        `${ACCOUNT_SELECT} where (${byHash}(t.key_hash is null and t.key = ?)) and t.deleted_at is null`,
+        [...hashes, key],
+      );
       return rows[0] ? toAccount(rows[0]) : null;
     },
 
-    /** Live accounts among `keys` (the account cache's bulk refresh); the list travels as one JSON parameter. */
-    async accountsByKeys(keys: readonly string[]): Promise<AccountRecord[]> {
-      if (keys.length === 0) return [];
+    /** Live accounts among token `ids` (the account cache's bulk refresh); the list travels as one JSON parameter. */
+    async accountsByIds(ids: readonly number[]): Promise<AccountRecord[]> {
+      if (ids.length === 0) return [];
       const rows = await sql(
-        `${ACCOUNT_SELECT} where t.key in (select json_array_elements_text(?::json)) and t.deleted_at is null`,
-        [JSON.stringify(keys)],
+        `${ACCOUNT_SELECT} where t.id in (select json_array_elements_text(?::json)::int) and t.deleted_at is null`,
+        [JSON.stringify(ids)],
       );
       return rows.map(toAccount);
     },
@@ -231,16 +282,26 @@ export function createRepo(sql: Sql, secrets: SecretBox = PLAINTEXT_BOX) {
       return rows[0] ? num(rows[0].quota) : null;
     },
 
-    /** Every channel with its key opened. Throws SecretsError when a sealed key does not open. */
+    /** Every channel with its key opened; one whose key does not open is disabled (`unreadable`). */
     async channels(): Promise<ChannelRecord[]> {
       const next = new Map<string, string>();
       const rows = await sql(`${CHANNEL_SELECT} order by id`);
-      const channels = await Promise.all(rows.map((row) => openKey(row, next)));
+      const channels = await Promise.all(
+        rows.map((row) =>
+          openKey(row, next).catch((err) => {
+            if (!(err instanceof SecretsError)) throw err;
+            return unreadable(row, err);
+          }),
+        ),
+      );
       opened = next;
       return channels;
     },
 
-    /** One channel (channel tests, balances, model lists) without loading the whole table. */
+    /**
+     * One channel (channel tests, balances, model lists) without loading the whole table. Throws SecretsError when
+     * its key does not open (that operation fails; the catalog has it disabled).
+     */
     async channelById(id: number): Promise<ChannelRecord | null> {
       const [row] = await sql(`${CHANNEL_SELECT} where id = ?`, [id]);
       return row ? openKey(row, new Map()) : null;

@@ -4,7 +4,6 @@ import type { TokenRecord, UserRecord } from './repo.ts';
 export const tokenRecord = (over: Partial<TokenRecord> = {}): TokenRecord => ({
   id: 1,
   userId: 1,
-  key: 'k',
   name: 't',
   status: 1,
   remainQuota: 10,
