@@ -13,8 +13,14 @@
 /** Stands in for the request's origin when none is given: any fixed special (http) origin decides the same. */
 const PLACEHOLDER_ORIGIN = 'http://switchyard.invalid';
 
-/** C0 controls, DEL and C1 controls. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** Whether `text` holds a C0 control, DEL or a C1 control. */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
 
 const MAX_TARGET_LENGTH = 2048;
 
@@ -28,9 +34,9 @@ export type SafeRedirectOptions = {
 /** A same-origin `path?query#hash` from a client-supplied target, or `fallback` (a trusted constant). */
 export function safeRedirect(target: unknown, fallback = '/', options: SafeRedirectOptions = {}): string {
   if (typeof target !== 'string' || target === '' || target.length > MAX_TARGET_LENGTH) return fallback;
-  if (CONTROL.test(target) || target.includes('\\')) return fallback;
+  if (hasControlCharacter(target) || target.includes('\\')) return fallback;
   const decoded = decodeOnce(target);
-  if (decoded === null || CONTROL.test(decoded) || decoded.includes('\\')) return fallback;
+  if (decoded === null || hasControlCharacter(decoded) || decoded.includes('\\')) return fallback;
   const origin = originOf(options.base);
   let url: URL;
   try {
