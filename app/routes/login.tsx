@@ -92,9 +92,9 @@ export async function action({ request, context }: ActionFunctionArgs) {
       clientIp(request, services),
       await authT(request),
     );
-    const { setCookie, entity } = await loginWithPassword(services, { username, password }, request);
+    const { cookies, entity } = await loginWithPassword(services, { username, password }, request);
     const headers = new Headers();
-    headers.append('Set-Cookie', setCookie);
+    for (const cookie of cookies) headers.append('Set-Cookie', cookie);
     // Seed 000 §2: warn when the root account still has the default password.
     const defaultRoot = await isDefaultRootPassword(entity);
     headers.append(
