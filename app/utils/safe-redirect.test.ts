@@ -33,6 +33,10 @@ describe('safeRedirect', () => {
     expect(safeRedirect(`${ORIGIN}/token?p=3`, '/', { base: ORIGIN })).toBe('/token?p=3');
     expect(safeRedirect(`${ORIGIN}/token?p=3`, '/')).toBe('/');
     expect(safeRedirect('http://console.example.com/token', '/', { base: ORIGIN })).toBe('/');
+    // a scheme without slashes is judged as the browser reads it (another host), never as a path of ours
+    expect(safeRedirect('https:console.example.com/token', '/', { base: ORIGIN })).toBe('/token');
+    expect(safeRedirect('https:evil.example/token', '/x', { base: ORIGIN })).toBe('/x');
+    expect(safeRedirect('token', '/x', { base: ORIGIN })).toBe('/x');
   });
 
   it('gives the fallback for what is not a string, empty, or an avoided path', () => {

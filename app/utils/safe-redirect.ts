@@ -6,8 +6,9 @@
  * (`/\t/evil.com` is `//evil.com`), read a backslash as a slash in http(s) URLs (`/\evil.com`), and take
  * `//host` or `https:host` as another origin. So the target is refused when it holds a control character or
  * a backslash (also percent-encoded, in case a later hop decodes once more), then resolved with the WHATWG URL
- * parser (the one browsers use) against our origin; only a same-origin result whose path cannot be read as
- * `//host` is kept, and then only its path, query and fragment. Anything else gives `fallback`.
+ * parser (the one browsers use): a path against our origin, anything else as a whole URL. Only a same-origin
+ * result whose path cannot be read as `//host` is kept, and then only its path, query and fragment. Anything
+ * else gives `fallback`.
  */
 
 /** Stands in for the request's origin when none is given: any fixed special (http) origin decides the same. */
@@ -40,7 +41,9 @@ export function safeRedirect(target: unknown, fallback = '/', options: SafeRedir
   const origin = originOf(options.base);
   let url: URL;
   try {
-    url = new URL(target, origin);
+    // A path resolves against our origin; anything else must be a whole URL by itself (so `https:host`,
+    // which the parser would read as a path relative to an https base, is judged as the browser's `https://host`).
+    url = target.startsWith('/') ? new URL(target, origin) : new URL(target);
   } catch {
     return fallback;
   }
