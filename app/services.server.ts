@@ -49,6 +49,8 @@ export type AuthEnv = {
   criticalLimit: CriticalLimitConfig;
   /** LOGIN_BACKOFF_FAILURES / LOGIN_BACKOFF_MAX (DEFAULT_LOGIN_BACKOFF when absent) */
   loginBackoff?: LoginBackoffConfig;
+  /** SESSION_SECRET: the key device cookies are signed with is derived from it (ADR 037). */
+  sessionSecret?: string;
 };
 
 declare module '@remix-run/server-runtime' {

@@ -144,6 +144,7 @@ export async function startConsole(
       turnstileVerifyUrl: config.TURNSTILE_VERIFY_URL,
       criticalLimit: { max: config.CRITICAL_RATE_LIMIT, windowSeconds: config.CRITICAL_RATE_LIMIT_DURATION },
       loginBackoff: { failures: config.LOGIN_BACKOFF_FAILURES, maxSeconds: config.LOGIN_BACKOFF_MAX },
+      sessionSecret: config.SESSION_SECRET,
     },
   };
 

@@ -7,6 +7,9 @@
  *   UTF-16 surrogates are not refused: the driver encodes them as U+FFFD, which PostgreSQL stores.
  * - Integers: bounded to the column they land in (`int4`, `smallint`, `int8` as a JS safe integer), so an
  *   out-of-range or fractional number is a validation error, never a database error.
+ * - `null` for an optional field means absent (issue 23 item 9): JSON clients send `"aff_code": null` for
+ *   "no value". A field that may be left out but does not itself accept null gets its key dropped before the
+ *   schema runs; a required field's null is still refused, and a field that accepts null keeps it.
  */
 import { z } from 'zod';
 
@@ -65,4 +68,87 @@ export function intInput(range: { min: number; max: number } = INT4, message?: s
     )
     .transform(Number)
     .pipe(z.number().int(message).min(range.min, message).max(range.max, message));
+}
+
+/** zod 4's definition of a schema (the parts this walk reads). */
+type SchemaDef = {
+  type?: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+};
+
+function defOf(schema: z.ZodType): SchemaDef {
+  return (schema as unknown as { _zod?: { def?: SchemaDef } })._zod?.def ?? {};
+}
+
+/**
+ * Whether an object field may be left out: zod marks optional and defaulted fields (`optin`), and a field whose
+ * own parse accepts undefined (a transform that supplies a value) may be left out too.
+ */
+export function mayBeAbsent(field: z.ZodType): boolean {
+  if ((field as unknown as { _zod?: { optin?: string } })._zod?.optin) return true;
+  return field.safeParse(undefined).success;
+}
+
+/**
+ * `value` with every `null` removed from the keys of objects whose schema field may be absent and does not
+ * accept null itself, walking nested objects and arrays the schema describes (through optional, nullable,
+ * default, catch, readonly and the input side of pipes and transforms). Other values are returned as given;
+ * nothing is changed in place.
+ */
+export function nullAsAbsent(schema: z.ZodType, value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value;
+  const def = defOf(schema);
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'catch':
+    case 'readonly':
+    case 'nonoptional':
+      return def.innerType ? nullAsAbsent(def.innerType, value, depth) : value;
+    case 'pipe':
+      return def.in ? nullAsAbsent(def.in, value, depth) : value;
+    case 'array': {
+      const element = def.element;
+      if (!Array.isArray(value) || !element) return value;
+      let out: unknown[] | null = null;
+      value.forEach((item, i) => {
+        const next = nullAsAbsent(element, item, depth + 1);
+        if (next !== item) {
+          out ??= [...value];
+          out[i] = next;
+        }
+      });
+      return out ?? value;
+    }
+    case 'object': {
+      const proto = Object.getPrototypeOf(value);
+      if (!def.shape || (proto !== Object.prototype && proto !== null)) return value;
+      const record = value as Record<string, unknown>;
+      let out: Record<string, unknown> | null = null;
+      for (const [key, field] of Object.entries(def.shape)) {
+        if (!Object.hasOwn(record, key)) continue;
+        const item = record[key];
+        if (item === null) {
+          if (mayBeAbsent(field) && !field.safeParse(null).success) {
+            out ??= { ...record };
+            delete out[key];
+          }
+          continue;
+        }
+        const next = nullAsAbsent(field, item, depth + 1);
+        if (next !== item) {
+          out ??= { ...record };
+          out[key] = next;
+        }
+      }
+      return out ?? value;
+    }
+    default:
+      return value;
+  }
 }

@@ -2,7 +2,7 @@ import type { TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InputError } from './errors.ts';
-import { INT2, INT4, INT8, intInput } from './input.ts';
+import { INT2, INT4, INT8, intInput, nullAsAbsent } from './input.ts';
 import { parseInput } from './validation.ts';
 
 const dictionary: Record<string, string> = {
@@ -99,5 +99,64 @@ describe('the input layer under the schemas (issue 13, item 7)', () => {
     expect(intInput(INT8).safeParse(2 ** 40).success).toBe(true);
     expect(intInput(INT8).safeParse(2 ** 53).success).toBe(false);
     expect(intInput(INT2).safeParse(32_768).success).toBe(false);
+  });
+});
+
+describe('null means absent for optional fields (issue 23 item 9)', () => {
+  const Schema = z.object({
+    required: z.string(),
+    withDefault: z.string().trim().default(''),
+    optional: z.string().optional(),
+    count: intInput(INT4).optional(),
+    nullable: z.string().nullable().default('kept'),
+    nested: z
+      .object({
+        inner: z.string().default('x'),
+        list: z.array(z.object({ v: z.number().default(1) })).optional(),
+      })
+      .optional(),
+  });
+  const opts = { ns: 'demo', messages: 'raw' } as const;
+
+  it('drops null from a field that may be left out and does not take null itself', () => {
+    expect(
+      parseInput(
+        t,
+        Schema,
+        {
+          required: 'r',
+          withDefault: null,
+          optional: null,
+          count: null,
+          nullable: null,
+          nested: { inner: null, list: [{ v: null }, { v: 2 }] },
+        },
+        opts,
+      ),
+    ).toEqual({
+      required: 'r',
+      withDefault: '',
+      nullable: null,
+      nested: { inner: 'x', list: [{ v: 1 }, { v: 2 }] },
+    });
+  });
+
+  it('still refuses null for a required field, naming it', () => {
+    const e = caught(() => parseInput(t, Schema, { required: null }, opts));
+    expect(Object.keys(e.fieldErrors)).toEqual(['required']);
+    expect(
+      caught(() => parseInput(t, z.object({ n: intInput(INT4) }), { n: null }, opts)).fieldErrors,
+    ).toHaveProperty('n');
+  });
+
+  it('changes nothing in place and leaves other values alone', () => {
+    const value = { required: 'r', optional: null };
+    expect(nullAsAbsent(Schema, value)).toEqual({ required: 'r' });
+    expect(value).toEqual({ required: 'r', optional: null });
+    const same = { required: 'r', optional: 'o' };
+    expect(nullAsAbsent(Schema, same)).toBe(same);
+    expect(nullAsAbsent(Schema, null)).toBe(null);
+    const form = new FormData();
+    expect(nullAsAbsent(Schema, form)).toBe(form);
   });
 });

@@ -1,7 +1,7 @@
 import type { TFunction } from 'i18next';
 import type { z } from 'zod';
 import { InputError } from '#app/domain/errors.ts';
-import { findNulText } from '#app/domain/input.ts';
+import { findNulText, nullAsAbsent } from '#app/domain/input.ts';
 
 export type ParseOptions = {
   /** i18n namespace of the calling area (`users`, `tokens`, ...). */
@@ -22,7 +22,8 @@ export type ParseOptions = {
  * Parses input with a zod schema, the one way domain functions validate: any failure becomes an InputError
  * with per-field messages (`fieldErrors`), which every transport maps (forms re-render, JSON answers
  * success false with `data.fieldErrors`). Before the schema, the shared input layer (app/domain/input.ts)
- * refuses text PostgreSQL cannot store (U+0000), whatever field it is in.
+ * refuses text PostgreSQL cannot store (U+0000), whatever field it is in, and reads `null` in an optional
+ * field as the field left out (nullAsAbsent).
  */
 export function parseInput<S extends z.ZodType>(
   t: TFunction,
@@ -31,7 +32,7 @@ export function parseInput<S extends z.ZodType>(
   opts: ParseOptions,
 ): z.output<S> {
   refuseUnstorableText(t, value);
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(nullAsAbsent(schema, value));
   if (result.success) return result.data;
   const fallbackKey = `${opts.ns}:${opts.fallbackKey ?? 'errors.invalidInput'}`;
   const fieldErrors: Record<string, string[]> = {};

@@ -241,6 +241,23 @@ describe('auth JSON routes', () => {
       );
     });
 
+    it("registers with aff_code null, as the seeds' client sends without an invite link (issue 23 item 9)", async () => {
+      const ok = await register({
+        username: 'nullaff',
+        password: 'nullaff-password',
+        password2: 'nullaff-password',
+        email: null,
+        verification_code: null,
+        aff_code: null,
+      });
+      expect(ok.body).toMatchObject({ success: true, message: 'Registered successfully' });
+      expect((await login({ username: 'nullaff', password: 'nullaff-password' })).body.success).toBe(true);
+      // null for a required value is still a refusal in the envelope, never a 500
+      const none = await register({ username: null, password: null, aff_code: null });
+      expect(none.status).toBe(200);
+      expect(none.body.success).toBe(false);
+    });
+
     it('with e-mail verification: GET /api/verification mails a code that registers once', async () => {
       await env.setOption('EmailVerificationEnabled', 'true');
       try {

@@ -13,7 +13,7 @@ export function action({ request, context }: ActionFunctionArgs) {
     await enforceCriticalLimit(request, services, 'login');
     await verifyTurnstile(services, turnstileToken(request), clientIp(request, services), t);
     const credentials = parseAuthInput(t, PasswordLoginSchema, await readBody(request));
-    const { user, setCookie } = await loginWithPassword(services, credentials, request);
-    return ok(user, '', { headers: { 'Set-Cookie': setCookie } });
+    const { user, cookies } = await loginWithPassword(services, credentials, request);
+    return ok(user, '', { headers: cookies.map((cookie): [string, string] => ['Set-Cookie', cookie]) });
   });
 }

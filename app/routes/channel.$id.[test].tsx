@@ -8,7 +8,7 @@ import { getChannel, splitList } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
 import { testChannel } from '#app/domain/channels/relay-ops.server.ts';
 import { isDomainError } from '#app/domain/errors.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -31,7 +31,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
   return {
     title: ctx.t('channels:test.pickTitle', { name: row.name }),
     channel: { id: row.id, name: row.name, testModel: row.test_model, models: splitList(row.models) },
-    redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
+    redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
   };
 }
 
@@ -39,7 +39,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await channelsPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/channel');
+  const back = safeRedirect(form.get('redirectTo'), '/channel');
   const id = parseId(params.id);
   try {
     const { name } = await getChannel(ctx, id);

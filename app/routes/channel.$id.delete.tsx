@@ -6,7 +6,7 @@ import { ChannelsErrorBoundary } from '#app/domain/channels/channel-ui.tsx';
 import { deleteChannel, getChannel } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
 import { isDomainError } from '#app/domain/errors.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -26,7 +26,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
   return {
     title: ctx.t('channels:confirm.deleteTitle'),
     channel: { id: row.id, name: row.name },
-    redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
+    redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
   };
 }
 
@@ -34,7 +34,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await channelsPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/channel');
+  const back = safeRedirect(form.get('redirectTo'), '/channel');
   try {
     await deleteChannel(ctx, parseId(params.id));
   } catch (error) {

@@ -24,7 +24,7 @@ import {
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
 import { channelTypeChoice } from '#app/domain/channels/served-types.server.ts';
 import { InputError, isDomainError } from '#app/domain/errors.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -57,7 +57,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     groups: await groupOptions(ctx),
     models: await listChannelModels(ctx),
     types: await channelTypeChoice(ctx, channel.type),
-    redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
+    redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/channel'),
   };
 }
 
@@ -89,7 +89,7 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
       { ok: true, error: null, values, fieldErrors: {} },
       { headers: { 'Set-Cookie': await createToastHeader(toast) } },
     );
-  return redirectWithToast(safeRedirectTo(formData.get('redirectTo'), '/channel'), toast);
+  return redirectWithToast(safeRedirect(formData.get('redirectTo'), '/channel'), toast);
 }
 
 export default function EditChannelPage() {

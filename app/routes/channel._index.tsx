@@ -57,7 +57,8 @@ import type { TagReply, loader as tagLoader } from '#app/routes/channel.tag.tsx'
 import type { loader as testAllLoader } from '#app/routes/channel.test-all.tsx';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
@@ -110,7 +111,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await channelsPageCtx(request, context);
   const formData = await request.formData();
   const form = Object.fromEntries(formData);
-  const back = safeRedirectTo(form.redirectTo, '/channel');
+  const back = safeRedirect(form.redirectTo, '/channel');
   const t = ctx.t;
   const done = (message: string) => redirectWithToast(back, { type: 'success', message });
   try {

@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { ConfirmPage } from '#app/components/list/confirm-page.tsx';
 import { ChannelsErrorBoundary } from '#app/domain/channels/channel-ui.tsx';
 import { channelsPageCtx, parseId } from '#app/domain/channels/http.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -21,7 +21,7 @@ type Op = (typeof OPS)[number];
 export async function loader({ request, context }: LoaderFunctionArgs) {
   const ctx = await channelsPageCtx(request, context);
   const url = new URL(request.url);
-  const back = safeRedirectTo(url.searchParams.get('redirectTo'), '/channel');
+  const back = safeRedirect(url.searchParams.get('redirectTo'), '/channel');
   const op = (url.searchParams.get('op') ?? '') as Op;
   if (!OPS.includes(op))
     return redirectWithToast(back, { type: 'error', message: ctx.t('channels:errors.invalidInput') });

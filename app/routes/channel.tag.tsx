@@ -7,7 +7,7 @@ import { ChannelsErrorBoundary, FormError, TagFields } from '#app/domain/channel
 import { editTag, parseInput, tagEditSchema } from '#app/domain/channels/channels.server.ts';
 import { channelsPageCtx } from '#app/domain/channels/http.server.ts';
 import { isDomainError } from '#app/domain/errors.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'channels'] };
@@ -23,7 +23,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   return {
     title: ctx.t('channels:tagForm.title', { tag }),
     tag,
-    redirectTo: safeRedirectTo(url.searchParams.get('redirectTo'), '/channel'),
+    redirectTo: safeRedirect(url.searchParams.get('redirectTo'), '/channel'),
   };
 }
 
@@ -50,7 +50,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
       { ok: true, error: null, values },
       { headers: { 'Set-Cookie': await createToastHeader(toast) } },
     );
-  return redirectWithToast(safeRedirectTo(values.redirectTo, '/channel'), toast);
+  return redirectWithToast(safeRedirect(values.redirectTo, '/channel'), toast);
 }
 
 export default function TagEditPage() {

@@ -8,7 +8,7 @@ import { formatLogTime, fromDateTimeLocal } from '#app/domain/logs/constants.ts'
 import { logsPageCtx } from '#app/domain/logs/http.server.ts';
 import { LogsErrorBoundary } from '#app/domain/logs/log-ui.tsx';
 import { clearLogsBefore, countLogsBefore } from '#app/domain/logs/logs.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
@@ -27,7 +27,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
   const before = url.searchParams.get('before') ?? '';
   const timeZone = requestTimeZone(request);
   const target = fromDateTimeLocal(before, timeZone);
-  const redirectTo = safeRedirectTo(url.searchParams.get('redirectTo'), '/log');
+  const redirectTo = safeRedirect(url.searchParams.get('redirectTo'), '/log');
   const base = {
     title: ctx.t('logs:clear.confirmTitle'),
     before,
@@ -47,7 +47,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await logsPageCtx(request, context, { admin: true });
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/log');
+  const back = safeRedirect(form.get('redirectTo'), '/log');
   try {
     const count = await clearLogsBefore(
       ctx,

@@ -6,7 +6,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { logsPageCtx } from '#app/domain/logs/http.server.ts';
 import { LogsErrorBoundary, UserInfoList } from '#app/domain/logs/log-ui.tsx';
 import { getLogUserInfo, quotaDisplay } from '#app/domain/logs/logs.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 
 export const handle = { i18n: ['common', 'logs'] };
 
@@ -30,7 +30,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     title: ctx.t('logs:userInfo.title'),
     info,
     display: quotaDisplay(ctx.options),
-    redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/log'),
+    redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/log'),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   formRequest,
 } from '#app/components/auth/testing.server.ts';
 import { getSessionUser } from '#app/domain/auth/session.server.ts';
+import { HOSTILE_REDIRECTS } from '#app/utils/hostile-redirects.testing.ts';
 import { getToast } from '#app/utils/toast.server.ts';
 import { action, loader } from './login.tsx';
 
@@ -93,6 +94,31 @@ describe('/login route', () => {
       env.services,
     );
     expect(evil.location).toBe('/token');
+  });
+
+  it('sends every hostile redirectTo to a path on our own origin (issue 23 item 6)', async () => {
+    const origin = 'http://localhost';
+    for (const target of HOSTILE_REDIRECTS) {
+      const page = await callLoader<{ redirectTo: string }>(
+        loader,
+        new Request(`${origin}/login?${new URLSearchParams({ redirectTo: target })}`),
+        env.services,
+      );
+      const res = await callAction<FormReply>(
+        action,
+        formRequest(`${origin}/login`, {
+          username: 'alice',
+          password: 'alice-password',
+          redirectTo: target,
+        }),
+        env.services,
+      );
+      expect(res.status, JSON.stringify(target)).toBe(302);
+      for (const where of [res.location ?? '', page.data?.redirectTo || '/token']) {
+        expect(where, JSON.stringify(target)).toMatch(/^\/(?![/\\])/);
+        expect(new URL(where, origin).origin, JSON.stringify(target)).toBe(origin);
+      }
+    }
   });
 
   it('answers a wrong password with the message, keeping the username but never the password', async () => {

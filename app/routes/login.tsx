@@ -16,7 +16,6 @@ import authStyles from '#app/components/auth/auth.css?url';
 import { Field, FormAlert, hasTurnstileToken, TurnstileWidget } from '#app/components/auth/fields.tsx';
 import { oauthStartRedirect } from '#app/components/auth/oauth-start.server.ts';
 import { readAff } from '#app/components/auth/referral.server.ts';
-import { safeRedirect } from '#app/components/auth/safe-redirect.ts';
 import { ThirdPartyLogin } from '#app/components/auth/third-party.tsx';
 import { Button } from '#app/components/ui/button.tsx';
 import { Link } from '#app/components/ui/link.tsx';
@@ -27,6 +26,7 @@ import { clientIp, enforceCriticalLimit } from '#app/domain/security/rate-limit.
 import { turnstileToken, verifyTurnstile } from '#app/domain/security/turnstile.server.ts';
 import type { RootLoaderData } from '#app/root.tsx';
 import { getServices } from '#app/services.server.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: 'account' };
@@ -46,7 +46,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
     {
       title: t('login.title'),
       expired: url.searchParams.get('expired') === 'true',
-      redirectTo: url.searchParams.get('redirectTo') ?? '',
+      redirectTo: afterLogin(request, url.searchParams.get('redirectTo'), ''),
       passwordLogin: services.options.get('PasswordLoginEnabled') !== false,
       registerEnabled: services.options.get('RegisterEnabled') !== false,
     },
@@ -70,7 +70,9 @@ export async function action({ request, context }: ActionFunctionArgs) {
   if (intent === 'wechat') {
     try {
       const { setCookie } = await wechatLogin(services, request, field(form, 'code'));
-      return redirect(safeRedirect(field(form, 'redirectTo')), { headers: { 'Set-Cookie': setCookie } });
+      return redirect(afterLogin(request, field(form, 'redirectTo')), {
+        headers: { 'Set-Cookie': setCookie },
+      });
     } catch (error) {
       return errorReply(error, intent, {});
     }
@@ -90,9 +92,9 @@ export async function action({ request, context }: ActionFunctionArgs) {
       clientIp(request, services),
       await authT(request),
     );
-    const { setCookie, entity } = await loginWithPassword(services, { username, password }, request);
+    const { cookies, entity } = await loginWithPassword(services, { username, password }, request);
     const headers = new Headers();
-    headers.append('Set-Cookie', setCookie);
+    for (const cookie of cookies) headers.append('Set-Cookie', cookie);
     // Seed 000 §2: warn when the root account still has the default password.
     const defaultRoot = await isDefaultRootPassword(entity);
     headers.append(
@@ -103,10 +105,15 @@ export async function action({ request, context }: ActionFunctionArgs) {
           : { type: 'success', message: t('login.success') },
       ),
     );
-    return redirect(safeRedirect(values.redirectTo), { headers });
+    return redirect(afterLogin(request, values.redirectTo), { headers });
   } catch (error) {
     return errorReply(error, intent, values);
   }
+}
+
+/** Where a login sends the browser: the same-origin `redirectTo`, never an auth page itself, else /token. */
+function afterLogin(request: Request, target: string | null, fallback = '/token'): string {
+  return safeRedirect(target, fallback, { base: request, avoid: /^\/(login|register|reset)(\/|$)/ });
 }
 
 export default function LoginPage() {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HOSTILE_REDIRECTS } from '#app/utils/hostile-redirects.testing.ts';
 import { action } from './preferences.ts';
 
 function post(fields: Record<string, string>) {
@@ -27,6 +28,15 @@ describe('POST /preferences', () => {
     })) as Response;
     expect(res.headers.get('Location')).toBe('/');
     expect(res.headers.get('Set-Cookie')).toMatch(/^lng=/);
+  });
+
+  it('sends every hostile redirectTo to a path on our own origin (issue 23 item 6)', async () => {
+    for (const target of HOSTILE_REDIRECTS) {
+      const res = (await post({ intent: 'theme', theme: 'dark', redirectTo: target })) as Response;
+      const location = res.headers.get('Location') ?? '';
+      expect(location, JSON.stringify(target)).toMatch(/^\/(?![/\\])/);
+      expect(new URL(location, 'http://localhost').origin).toBe('http://localhost');
+    }
   });
 
   it('from a fetcher (no redirectTo): answers data with the cookie', async () => {

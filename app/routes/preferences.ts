@@ -6,7 +6,8 @@ import {
   serializeSidebar,
   serializeTheme,
 } from '#app/utils/preferences.server.ts';
-import { isTheme, parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { isTheme, parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { isTimeZone, timeZoneCookie } from '#app/utils/time.ts';
 
 /**
@@ -48,7 +49,7 @@ export async function action({ request }: ActionFunctionArgs) {
   if (!cookie) return data({ ok: false as const }, { status: 400 });
   const headers = { 'Set-Cookie': cookie };
   const redirectTo = form.get('redirectTo');
-  if (redirectTo !== null) return redirect(safeRedirectTo(redirectTo), { headers });
+  if (redirectTo !== null) return redirect(safeRedirect(redirectTo, '/', { base: request }), { headers });
   return data({ ok: true as const }, { headers });
 }
 

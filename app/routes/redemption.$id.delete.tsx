@@ -6,7 +6,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { redemptionsPageCtx } from '#app/domain/redemptions/http.server.ts';
 import { RedemptionsErrorBoundary } from '#app/domain/redemptions/redemption-ui.tsx';
 import { deleteRedemption, getRedemption } from '#app/domain/redemptions/redemptions.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'redemptions'] };
@@ -27,7 +27,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
     throw error;
   }
-  const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/redemption');
+  const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/redemption');
   return {
     title: ctx.t('redemptions:confirm.deleteTitle'),
     redemption: { id: row.id, name: row.name },
@@ -39,7 +39,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await redemptionsPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/redemption');
+  const back = safeRedirect(form.get('redirectTo'), '/redemption');
   try {
     await deleteRedemption(ctx, parseId(params.id));
   } catch (error) {

@@ -18,7 +18,7 @@ import {
   updateRedemption,
   updateRedemptionSchema,
 } from '#app/domain/redemptions/redemptions.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'redemptions'] };
@@ -39,7 +39,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
     throw error;
   }
-  const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/redemption');
+  const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/redemption');
   return {
     title: ctx.t('redemptions:form.editTitle'),
     redemption: { id: row.id, name: row.name, quota: row.quota, status: row.status },
@@ -54,7 +54,7 @@ export type EditReply = { ok: boolean; error: string | null; values: { name: str
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await redemptionsPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  const back = safeRedirectTo(form.redirectTo, '/redemption');
+  const back = safeRedirect(form.redirectTo, '/redemption');
   const values = { name: String(form.name ?? ''), quota: String(form.quota ?? '') };
   try {
     const input = parseInput(ctx, updateRedemptionSchema, {

@@ -36,7 +36,8 @@ import {
 import type { EditReply, loader as editLoader } from '#app/routes/redemption.$id.edit.tsx';
 import type { CreateReply } from '#app/routes/redemption.new.tsx';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
@@ -71,7 +72,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await redemptionsPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  const back = safeRedirectTo(form.redirectTo, '/redemption');
+  const back = safeRedirect(form.redirectTo, '/redemption');
   try {
     if (form.intent === 'status') {
       const input = parseInput(ctx, updateRedemptionSchema, { ...form, status_only: true });

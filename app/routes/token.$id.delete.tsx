@@ -6,7 +6,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { deleteToken, getToken } from '#app/domain/tokens/tokens.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
@@ -21,7 +21,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     return {
       title: ctx.t('tokens:confirm.deleteTitle'),
       token: { id: token.id, name: token.name },
-      redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
+      redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/token'),
     };
   } catch (error) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
@@ -33,7 +33,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/token');
+  const back = safeRedirect(form.get('redirectTo'), '/token');
   try {
     await deleteToken(ctx, parseId(params.id));
   } catch (error) {

@@ -13,7 +13,7 @@ import {
 } from '#app/domain/tokens/page.server.ts';
 import { FormError, TokenFields, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { getToken, parseInput, updateToken, updateTokenSchema } from '#app/domain/tokens/tokens.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
@@ -30,7 +30,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
       title: ctx.t('tokens:form.editTitle'),
       id: token.id,
       values: toFormValues(token, requestTimeZone(request)),
-      redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
+      redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/token'),
       ...(await editorData(ctx)),
     };
   } catch (error) {
@@ -60,7 +60,7 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
       { ok: true, error: null, values: null },
       { headers: { 'Set-Cookie': await createToastHeader(toast) } },
     );
-  return redirectWithToast(safeRedirectTo(form.redirectTo, '/token'), toast);
+  return redirectWithToast(safeRedirect(form.redirectTo, '/token'), toast);
 }
 
 export default function EditTokenPage() {

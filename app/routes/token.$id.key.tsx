@@ -6,7 +6,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { parseId, tokensPageCtx } from '#app/domain/tokens/http.server.ts';
 import { KeyField, TokensErrorBoundary } from '#app/domain/tokens/token-ui.tsx';
 import { displayKey, getToken } from '#app/domain/tokens/tokens.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 
 export const handle = { i18n: ['common', 'users', 'tokens'] };
 
@@ -27,7 +27,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
         created,
         name: token.name,
         key: displayKey(token.key),
-        redirectTo: safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/token'),
+        redirectTo: safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/token'),
       },
       { headers: { 'Cache-Control': 'no-store' } },
     );

@@ -36,7 +36,8 @@ import {
 } from '#app/domain/tokens/tokens.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { requestTimeZone } from '#app/utils/time.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
@@ -91,7 +92,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await tokensPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  const back = safeRedirectTo(form.redirectTo, '/token');
+  const back = safeRedirect(form.redirectTo, '/token');
   if (form.intent !== 'status')
     return redirectWithToast(back, { type: 'error', message: ctx.t('tokens:errors.invalidAction') });
   try {

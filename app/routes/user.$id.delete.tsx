@@ -6,7 +6,7 @@ import { isDomainError } from '#app/domain/errors.ts';
 import { usersPageCtx } from '#app/domain/users/http.server.ts';
 import { UsersErrorBoundary } from '#app/domain/users/user-ui.tsx';
 import { getUser, manageUser } from '#app/domain/users/users.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users'] };
@@ -28,7 +28,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     if (isDomainError(error) && error.status === 403) throw data({ message: error.message }, { status: 403 });
     throw error;
   }
-  const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/user');
+  const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/user');
   return {
     title: ctx.t('users:confirm.deleteTitle'),
     user: { id: user.id, username: user.username },
@@ -40,7 +40,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await usersPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/user');
+  const back = safeRedirect(form.get('redirectTo'), '/user');
   try {
     await manageUser(ctx, { id: parseId(params.id), action: 'delete' });
   } catch (error) {

@@ -41,7 +41,8 @@ import {
   searchUsers,
 } from '#app/domain/users/users.server.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users'] };
@@ -84,7 +85,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await usersPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  const back = safeRedirectTo(form.redirectTo, '/user');
+  const back = safeRedirect(form.redirectTo, '/user');
   if (form.intent !== 'manage')
     return redirectWithToast(back, { type: 'error', message: ctx.t('users:errors.invalidAction') });
   try {

@@ -14,7 +14,7 @@ import {
   updateUser,
   updateUserSchema,
 } from '#app/domain/users/users.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'users'] };
@@ -30,7 +30,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
   const ctx = await usersPageCtx(request, context);
   try {
     const user = await getUser(ctx, parseId(params.id));
-    const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/user');
+    const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/user');
     return {
       redirectTo,
       title: ctx.t('users:form.editTitle'),
@@ -84,7 +84,7 @@ export async function action({ request, context, params }: ActionFunctionArgs) {
       { ok: true, error: null, intent: 'update' },
       { headers: { 'Set-Cookie': await createToastHeader(toast) } },
     );
-  return redirectWithToast(safeRedirectTo(form.redirectTo, '/user'), toast);
+  return redirectWithToast(safeRedirect(form.redirectTo, '/user'), toast);
 }
 
 export default function EditUserPage() {

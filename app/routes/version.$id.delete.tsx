@@ -8,7 +8,7 @@ import { osKey } from '#app/domain/versions/constants.ts';
 import { versionsPageCtx } from '#app/domain/versions/http.server.ts';
 import { VersionsErrorBoundary } from '#app/domain/versions/version-ui.tsx';
 import { deleteVersion, getVersion } from '#app/domain/versions/versions.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
@@ -29,7 +29,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
     if (isDomainError(error) && error.status === 404) throw data(null, { status: 404 });
     throw error;
   }
-  const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/version');
+  const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/version');
   return {
     title: ctx.t('versions:confirm.deleteTitle'),
     version: { id: version.id, version: version.version, os_type: version.os_type },
@@ -41,7 +41,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
 export async function action({ request, context, params }: ActionFunctionArgs) {
   const ctx = await versionsPageCtx(request, context);
   const form = await request.formData();
-  const back = safeRedirectTo(form.get('redirectTo'), '/version');
+  const back = safeRedirect(form.get('redirectTo'), '/version');
   try {
     await deleteVersion(ctx, parseId(params.id));
   } catch (error) {

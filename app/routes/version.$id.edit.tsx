@@ -13,7 +13,7 @@ import {
   VersionsErrorBoundary,
 } from '#app/domain/versions/version-ui.tsx';
 import { getVersion } from '#app/domain/versions/versions.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 
 export const handle = { i18n: ['common', 'versions'] };
 
@@ -32,7 +32,7 @@ export async function loader({ request, context, params }: LoaderFunctionArgs) {
   const modal = new URL(request.url).searchParams.get('modal') === '1';
   try {
     const version = await getVersion(ctx, parseId(params.id));
-    const redirectTo = safeRedirectTo(new URL(request.url).searchParams.get('redirectTo'), '/version');
+    const redirectTo = safeRedirect(new URL(request.url).searchParams.get('redirectTo'), '/version');
     return { title: ctx.t('versions:form.editTitle'), version, redirectTo };
   } catch (error) {
     if (isDomainError(error) && error.status === 404) {

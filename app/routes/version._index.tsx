@@ -29,7 +29,8 @@ import {
 import { deleteVersion, listVersions, versionView } from '#app/domain/versions/versions.server.ts';
 import { useHydrated } from '#app/utils/hydrated.ts';
 import { getPreferences, serializePageSize } from '#app/utils/preferences.server.ts';
-import { parsePageSize, safeRedirectTo } from '#app/utils/preferences.ts';
+import { parsePageSize } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 import { useTimeZone } from '#app/utils/use-time-zone.ts';
 
@@ -57,7 +58,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
 export async function action({ request, context }: ActionFunctionArgs) {
   const ctx = await versionsPageCtx(request, context);
   const form = Object.fromEntries(await request.formData());
-  const back = safeRedirectTo(form.redirectTo, '/version');
+  const back = safeRedirect(form.redirectTo, '/version');
   if (form.intent !== 'delete')
     return redirectWithToast(back, { type: 'error', message: ctx.t('versions:errors.operationFailed') });
   const id = /^\d{1,9}$/.test(String(form.id ?? '')) ? Number(form.id) : 0;

@@ -21,16 +21,3 @@ export function parsePageSize(value: unknown): PageSize | null {
   const n = Number(value);
   return (pageSizes as readonly number[]).includes(n) ? (n as PageSize) : null;
 }
-
-/** Only same-origin relative paths are accepted as a redirect target. */
-export function safeRedirectTo(value: unknown, fallback = '/'): string {
-  if (
-    typeof value !== 'string' ||
-    !value.startsWith('/') ||
-    value.startsWith('//') ||
-    value.startsWith('/\\')
-  ) {
-    return fallback;
-  }
-  return value;
-}

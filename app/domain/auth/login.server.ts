@@ -7,7 +7,10 @@ import { parseAuthInput } from '#app/domain/auth/http.server.ts';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { createSession } from '#app/domain/auth/session.server.ts';
 import { InputError } from '#app/domain/errors.ts';
+import { issueDeviceCookie, readDeviceCookie } from '#app/domain/security/device-cookie.server.ts';
 import {
+  claimDeviceAttempt,
+  clearDeviceAttempts,
   clearLoginBackoff,
   enforceLoginBackoff,
   loginBackoffKey,
@@ -70,11 +73,15 @@ let dummyHash: Promise<string> | null = null;
  * Before any password hash is computed, the attempt is claimed against the account's back-off (the user found
  * by name or e-mail, else the name as looked up): a TooManyRequestsError (429) while it runs, so a guess
  * costs nothing and a guess spread over many client IPs is slowed too. A right password ends the back-off.
+ * A browser with a valid device cookie of the account (`request`, ADR 037) claims against its own device
+ * count instead and is never refused by the account's back-off; its wrong passwords do not feed it, and its
+ * right password does not end it (the guesses of others keep counting).
  */
 export async function verifyCredentials(
   services: ConsoleServices,
   credentials: PasswordCredentials,
   t: Awaited<ReturnType<typeof authT>>,
+  request?: Request,
 ): Promise<User> {
   const username = credentials.username.trim();
   const password = credentials.password;
@@ -90,18 +97,23 @@ export async function verifyCredentials(
   const backoffKey = loginBackoffKey(
     user ? { userId: user.id } : { name: username.includes('@') ? username.toLowerCase() : username },
   );
-  await enforceLoginBackoff(services, backoffKey, t);
+  const device = user && request ? await readDeviceCookie(services, request, user.id) : null;
+  const trusted = device ? await claimDeviceAttempt(services, device.limiterKey) : false;
+  if (!trusted) await enforceLoginBackoff(services, backoffKey, t);
   if (!user?.passwordHash) {
     dummyHash ??= hashPassword(crypto.randomUUID());
     await verifyPassword(password, await dummyHash);
-    await loginFailed(services, backoffKey);
+    if (!trusted) await loginFailed(services, backoffKey);
     throw new InputError(t('login.wrong'));
   }
   if (!(await verifyPassword(password, user.passwordHash))) {
-    await loginFailed(services, backoffKey);
+    if (!trusted) await loginFailed(services, backoffKey);
     throw new InputError(t('login.wrong'));
   }
-  await clearLoginBackoff(services, backoffKey);
+  // A right password through the back-off ends it; one from a trusted device leaves the count of the others
+  // (an attacker's guesses) as it is.
+  if (!trusted) await clearLoginBackoff(services, backoffKey);
+  if (device) await clearDeviceAttempts(services, device.limiterKey);
   if (needsRehash(user.passwordHash)) {
     user.passwordHash = await hashPassword(password);
     await em.flush();
@@ -118,7 +130,7 @@ function passwordAuthenticator(services: ConsoleServices, request: Request) {
         username: typeof form.get('username') === 'string' ? form.get('username') : '',
         password: typeof form.get('password') === 'string' ? form.get('password') : '',
       });
-      return verifyCredentials(services, parsed, t);
+      return verifyCredentials(services, parsed, t, request);
     }),
     'password',
   );
@@ -130,12 +142,13 @@ function passwordAuthenticator(services: ConsoleServices, request: Request) {
  * remix-auth-form's FormStrategy) or credentials already parsed (then `request` is the request that
  * logs in). Rate limiting and Turnstile are the caller's guards (enforceCriticalLimit, verifyTurnstile).
  * Throws InputError (empty, wrong, password login off) banned, deregistered.
+ * `cookies` are every Set-Cookie value of the answer: the session and a fresh device cookie (ADR 037).
  */
 export async function loginWithPassword(
   services: ConsoleServices,
   source: Request | PasswordCredentials,
   request?: Request,
-): Promise<LoginResult & { entity: User }> {
+): Promise<LoginResult & { entity: User; cookies: string[] }> {
   let user: User;
   let req: Request;
   if (source instanceof Request) {
@@ -145,8 +158,9 @@ export async function loginWithPassword(
     if (!request) throw new Error('loginWithPassword: the request is required with parsed credentials');
     req = request;
     const t = await authT(request);
-    user = await verifyCredentials(services, parseAuthInput(t, PasswordLoginSchema, source), t);
+    user = await verifyCredentials(services, parseAuthInput(t, PasswordLoginSchema, source), t, request);
   }
   const result = await completeLogin(services, user, req);
-  return { ...result, entity: user };
+  const device = await issueDeviceCookie(services, req, user.id);
+  return { ...result, entity: user, cookies: [result.setCookie, device] };
 }

@@ -8,6 +8,7 @@ import { isDomainError, UnauthorizedError } from '#app/domain/errors.ts';
 import { clientIp } from '#app/domain/security/rate-limit.server.ts';
 import { getFixedT } from '#app/i18n/i18n.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { redirectWithToast } from '#app/utils/toast.server.ts';
 import {
   batchSet,
@@ -108,7 +109,8 @@ export async function modelTabAction(
     return typeof v === 'string' ? v : '';
   };
   const intent = text('intent');
-  const back = text('back').startsWith(MODEL_TAB) ? text('back') : MODEL_TAB;
+  const wanted = safeRedirect(text('back'), MODEL_TAB, { base: request });
+  const back = wanted.startsWith(MODEL_TAB) ? wanted : MODEL_TAB;
   const ok = (message: string) => redirectWithToast(back, { type: 'success', message });
   try {
     switch (intent) {

@@ -5,7 +5,7 @@
  */
 import { testRedisPrefix, testRedisUrl } from '@switchyard/db/testing.ts';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FormReply } from '#app/components/auth/action.server.ts';
 import { type AuthEnv, createAuthEnv, freshIp, req } from '#app/domain/auth/testing.server.ts';
 import {
@@ -14,6 +14,7 @@ import {
   CLIENT_IP_HEADER,
   createMemoryRateLimiter,
   createRedisRateLimiter,
+  loginBackoffWindowMs,
   type RateLimiter,
 } from '#app/domain/security/rate-limit.server.ts';
 import { action as loginApiAction } from '#app/routes/api.user.login.ts';
@@ -49,7 +50,7 @@ describe('backoffWaitMs', () => {
 });
 
 describe.each(limiters)('backoff with the %s limiter', (_name, make) => {
-  const policy: BackoffPolicy = { free: 3, baseMs: 100, maxMs: 250, forgetMs: 60_000 };
+  const policy: BackoffPolicy = { free: 3, baseMs: 100, maxMs: 250, windowMs: 60_000 };
 
   it('allows the free attempts, then refuses until the growing wait ends; the wait is capped', async () => {
     const limiter = make();
@@ -123,15 +124,88 @@ describe.each(limiters)('backoff with the %s limiter', (_name, make) => {
     expect((await limiter.backoff(key, policy)).allowed).toBe(true);
   });
 
-  it('forgets an account some time after its last wait ended', async () => {
+  it('counts in a fixed window from the first attempt: once it has passed and the wait ended, the count restarts', async () => {
     const limiter = make();
     const key = `k:${crypto.randomUUID()}`;
-    const short = { ...policy, forgetMs: 50 };
-    for (let i = 0; i < 3; i++) await limiter.backoff(key, short);
-    await sleep(100 + 60);
+    const short = { ...policy, windowMs: 150 };
+    for (let i = 0; i < 3; i++) await limiter.backoff(key, short); // the third sets a 100 ms wait
+    await sleep(110);
+    expect((await limiter.backoff(key, short)).allowed).toBe(true); // 4th, inside the window: 200 ms wait
+    expect((await limiter.backoff(key, short)).allowed).toBe(false);
+    await sleep(210); // the window (150 ms) has passed and the wait ended
     for (let i = 0; i < 3; i++) expect((await limiter.backoff(key, short)).allowed).toBe(true);
   });
 });
+
+describe.each(limiters)(
+  'an attacker with one try per LOGIN_BACKOFF_MAX, %s limiter (issue 23 item 7)',
+  (_name, make) => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('cannot keep the account locked: its owner, even without a device cookie, gets in within LOGIN_BACKOFF_MAX', async () => {
+      // The defaults (5 free, 1 s doubling to 300 s), on a simulated clock over 48 hours of attack.
+      const shape = { free: 5, baseMs: 1000, maxMs: 300_000 };
+      const policy: BackoffPolicy = { ...shape, windowMs: loginBackoffWindowMs(shape) };
+      expect(policy.windowMs).toBe(65 * 60 * 1000);
+      const limiter = make();
+      const key = `k:${crypto.randomUUID()}`;
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const start = Date.UTC(2026, 0, 1);
+      let now = start;
+      const at = (t: number) => {
+        now = t;
+        vi.setSystemTime(t);
+      };
+      // The attacker goes first whenever it may: it retries a refusal the moment it ends (refusals cost it
+      // nothing), and sends a counted (wrong) guess at most once per LOGIN_BACKOFF_MAX.
+      let attackerNext = start;
+      let guesses = 0;
+      const attackUntil = async (t: number) => {
+        while (attackerNext <= t) {
+          at(attackerNext);
+          const d = await limiter.backoff(key, policy);
+          if (d.allowed) {
+            guesses += 1;
+            await limiter.backoffFailed(key, policy);
+            attackerNext = now + policy.maxMs;
+          } else {
+            expect(d.retryAfterMs).toBeLessThanOrEqual(policy.maxMs);
+            attackerNext = now + d.retryAfterMs;
+          }
+        }
+      };
+      const waits: number[] = [];
+      // The owner arrives now and then (every 3 h 7 min, at odd phases of the attack), tries, and on a refusal
+      // retries when told.
+      for (
+        let arrival = start + 2 * 3_600_000;
+        arrival < start + 48 * 3_600_000;
+        arrival += 187 * 60_000 + 1234
+      ) {
+        await attackUntil(arrival - 1);
+        let t = arrival;
+        let tries = 0;
+        for (;;) {
+          await attackUntil(t); // at a tie, the attacker is first
+          at(t);
+          const d = await limiter.backoff(key, policy);
+          if (d.allowed) break;
+          expect(d.retryAfterMs).toBeLessThanOrEqual(policy.maxMs);
+          t = now + d.retryAfterMs;
+          if (++tries > 20) break;
+        }
+        waits.push(now - arrival);
+        await limiter.reset(key); // the right password ends the back-off
+      }
+      vi.useRealTimers();
+      expect(guesses).toBeGreaterThan(400);
+      expect(waits).toHaveLength(15);
+      expect(Math.max(...waits)).toBeLessThanOrEqual(policy.maxMs);
+    });
+  },
+);
 
 describe.each(limiters)('login back-off per account with the %s limiter', (name, make) => {
   let env: AuthEnv;

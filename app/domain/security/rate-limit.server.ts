@@ -2,6 +2,7 @@ import { resolveClientIp } from '@switchyard/relay/http/client-ip.ts';
 import type { RedisClientType } from 'redis';
 import { authT } from '#app/domain/auth/i18n.server.ts';
 import { TooManyRequestsError } from '#app/domain/errors.ts';
+import { DEVICE_TTL_MS } from '#app/domain/security/device-cookie.server.ts';
 import type { ConsoleServices } from '#app/services.server.ts';
 
 /**
@@ -20,9 +21,11 @@ export interface RateLimiter {
   hit(key: string, max: number, windowMs: number): Promise<RateDecision>;
   /**
    * A growing back-off on `key` (login attempts per account): refused while the wait set by the previous
-   * attempt runs; otherwise counts this attempt and, from the `free`-th attempt on, sets the wait before the
-   * next one to `baseMs * 2^(attempts - free)`, capped at `maxMs`. The count is forgotten `forgetMs` after
-   * the wait ends without a further attempt, or by `reset` (a successful login).
+   * attempt runs (a refused attempt changes nothing); otherwise counts this attempt and, from the `free`-th
+   * attempt on, sets the wait before the next one to `baseMs * 2^(attempts - free)`, capped at `maxMs`.
+   * Attempts are counted in a fixed window of `windowMs` from the first one: once it has passed (and no wait
+   * runs) the count starts again from zero, so a few attempts per window cannot keep the key locked. `reset`
+   * (a successful login) forgets it at once.
    */
   backoff(key: string, policy: BackoffPolicy): Promise<RateDecision>;
   /**
@@ -34,23 +37,36 @@ export interface RateLimiter {
   reset(key: string): Promise<void>;
 }
 
-export type BackoffPolicy = { free: number; baseMs: number; maxMs: number; forgetMs: number };
+export type BackoffPolicy = { free: number; baseMs: number; maxMs: number; windowMs: number };
 
 export type CriticalLimitConfig = { max: number; windowSeconds: number };
 
 export const DEFAULT_CRITICAL_LIMIT: CriticalLimitConfig = { max: 20, windowSeconds: 20 * 60 };
 
 /**
- * Login back-off per account (LOGIN_BACKOFF_FAILURES / LOGIN_BACKOFF_MAX): after `failures` consecutive
- * failed logins of one account, each further attempt waits 1 s, 2 s, 4 s, ... up to `maxSeconds`; 0 failures
- * turns it off. See docs/decisions/018-login-backoff-and-reads-by-role.md.
+ * Login back-off per account (LOGIN_BACKOFF_FAILURES / LOGIN_BACKOFF_MAX): after `failures` failed logins of
+ * one account within its window, each further attempt waits 1 s, 2 s, 4 s, ... up to `maxSeconds`; 0 failures
+ * turns it off. Browsers with a device cookie of the account are exempt (device-cookie.server.ts). See
+ * docs/decisions/018-login-backoff-and-reads-by-role.md and 037-device-cookies-and-safe-redirects.md.
+ * `baseMs` and `windowMs` are for tests (default 1 s and loginBackoffWindowMs).
  */
-export type LoginBackoffConfig = { failures: number; maxSeconds: number; baseMs?: number };
+export type LoginBackoffConfig = { failures: number; maxSeconds: number; baseMs?: number; windowMs?: number };
 
 export const DEFAULT_LOGIN_BACKOFF: LoginBackoffConfig = { failures: 5, maxSeconds: 300 };
 
-/** An account's count is forgotten this long after its last wait ended without a new attempt. */
-const LOGIN_BACKOFF_FORGET_MS = 60 * 60 * 1000;
+/**
+ * The fixed window in which an account's failures count: long enough for the waits to reach the cap
+ * (`free` attempts, then one per doubling up to `maxMs`), each step a full `maxMs` apart. So an attacker who
+ * sends one guess per LOGIN_BACKOFF_MAX never gets a wait of more than LOGIN_BACKOFF_MAX, and the waits stop
+ * growing once the window ends (defaults: 5 + 8 steps of 300 s = 65 minutes).
+ */
+export function loginBackoffWindowMs(policy: Pick<BackoffPolicy, 'free' | 'baseMs' | 'maxMs'>): number {
+  const doublings = Math.max(0, Math.floor(Math.log2(policy.maxMs / policy.baseMs)));
+  return policy.maxMs * (policy.free + doublings);
+}
+
+/** A device cookie that used up its attempts stays untrusted as long as the cookie could live. */
+const DEVICE_LOCK_MS = DEVICE_TTL_MS;
 
 /** Header server/console.ts sets to the socket's address (and strips from what clients send). */
 export const CLIENT_IP_HEADER = 'x-switchyard-client-ip';
@@ -73,8 +89,11 @@ redis.call('PEXPIRE', key, window)
 return -1
 `;
 
-/** Lua: the wait after the n-th attempt (backoffWaitMs). */
-const BACKOFF_WAIT = `
+/**
+ * Lua: the wait after the n-th attempt (backoffWaitMs), and the account's state with a window that has
+ * passed (and no wait running) read as empty.
+ */
+const BACKOFF_STATE = `
 local function waitAfter(n, free, base, max)
   if n < free then return 0 end
   local k = n - free
@@ -85,31 +104,39 @@ local key = KEYS[1]
 local free = tonumber(ARGV[1])
 local base = tonumber(ARGV[2])
 local max = tonumber(ARGV[3])
-local forget = tonumber(ARGV[4])
+local window = tonumber(ARGV[4])
 local now = tonumber(ARGV[5])
-local state = redis.call('HMGET', key, 'n', 'next')
+local state = redis.call('HMGET', key, 'n', 'next', 'start')
+local n = tonumber(state[1]) or 0
 local nextAt = tonumber(state[2]) or 0
+local start = tonumber(state[3])
+if start and now >= start + window and now >= nextAt then
+  n = 0
+  nextAt = 0
+  start = nil
+end
 `;
 
-const BACKOFF_CLAIM = `${BACKOFF_WAIT}
+const BACKOFF_CLAIM = `${BACKOFF_STATE}
 if now < nextAt then
   return nextAt - now
 end
-local n = (tonumber(state[1]) or 0) + 1
+n = n + 1
+if not start then start = now end
 local wait = waitAfter(n, free, base, max)
-redis.call('HSET', key, 'n', n, 'next', now + wait)
-redis.call('PEXPIRE', key, wait + forget)
+nextAt = now + wait
+redis.call('HSET', key, 'n', n, 'next', nextAt, 'start', start)
+redis.call('PEXPIRE', key, math.max(start + window, nextAt) - now + 1000)
 return -1
 `;
 
-const BACKOFF_FAILED = `${BACKOFF_WAIT}
-local n = tonumber(state[1])
-if not n then return 0 end
+const BACKOFF_FAILED = `${BACKOFF_STATE}
+if n == 0 then return 0 end
 local wait = waitAfter(n, free, base, max)
 if wait <= 0 then return 0 end
 nextAt = math.max(nextAt, now + wait)
 redis.call('HSET', key, 'next', nextAt)
-redis.call('PEXPIRE', key, nextAt - now + forget)
+redis.call('PEXPIRE', key, math.max(start + window, nextAt) - now + 1000)
 return wait
 `;
 
@@ -126,7 +153,7 @@ export function createRedisRateLimiter(
 ): RateLimiter {
   const backoffArgs = (key: string, policy: BackoffPolicy) => ({
     keys: [`${prefix}${key}`],
-    arguments: [policy.free, policy.baseMs, policy.maxMs, policy.forgetMs, Date.now()].map(String),
+    arguments: [policy.free, policy.baseMs, policy.maxMs, policy.windowMs, Date.now()].map(String),
   });
   return {
     async hit(key, max, windowMs) {
@@ -153,8 +180,18 @@ export function createRedisRateLimiter(
 
 export function createMemoryRateLimiter(): RateLimiter {
   const logs = new Map<string, number[]>();
-  const backoffs = new Map<string, { n: number; nextAt: number; expiresAt: number }>();
+  type Backoff = { n: number; nextAt: number; start: number };
+  const backoffs = new Map<string, Backoff>();
   let calls = 0;
+  /** The key's state, or undefined once its window has passed with no wait running. */
+  const current = (key: string, policy: BackoffPolicy, now: number): Backoff | undefined => {
+    const state = backoffs.get(key);
+    if (state && now >= state.start + policy.windowMs && now >= state.nextAt) {
+      backoffs.delete(key);
+      return undefined;
+    }
+    return state;
+  };
   return {
     async hit(key, max, windowMs) {
       const now = Date.now();
@@ -174,25 +211,19 @@ export function createMemoryRateLimiter(): RateLimiter {
     },
     async backoff(key, policy) {
       const now = Date.now();
-      if (++calls % 1000 === 0) {
-        for (const [k, state] of backoffs) if (now >= state.expiresAt) backoffs.delete(k);
-      }
-      let state = backoffs.get(key);
-      if (state && now >= state.expiresAt) state = undefined;
+      if (++calls % 1000 === 0) for (const k of [...backoffs.keys()]) current(k, policy, now);
+      const state = current(key, policy, now);
       if (state && now < state.nextAt) return { allowed: false, retryAfterMs: state.nextAt - now };
       const n = (state?.n ?? 0) + 1;
-      const wait = backoffWaitMs(n, policy);
-      backoffs.set(key, { n, nextAt: now + wait, expiresAt: now + wait + policy.forgetMs });
+      backoffs.set(key, { n, nextAt: now + backoffWaitMs(n, policy), start: state?.start ?? now });
       return { allowed: true };
     },
     async backoffFailed(key, policy) {
       const now = Date.now();
-      const state = backoffs.get(key);
-      if (!state || now >= state.expiresAt) return;
+      const state = current(key, policy, now);
+      if (!state) return;
       const wait = backoffWaitMs(state.n, policy);
-      if (wait <= 0) return;
-      state.nextAt = Math.max(state.nextAt, now + wait);
-      state.expiresAt = state.nextAt + policy.forgetMs;
+      if (wait > 0) state.nextAt = Math.max(state.nextAt, now + wait);
     },
     async reset(key) {
       logs.delete(key);
@@ -275,14 +306,27 @@ export async function clearLoginBackoff(services: ConsoleServices, key: string):
   if (loginBackoffPolicy(services)) await limiterOf(services).reset(key);
 }
 
-function loginBackoffPolicy(services: ConsoleServices): BackoffPolicy | null {
+export function loginBackoffPolicy(services: ConsoleServices): BackoffPolicy | null {
   const config = services.auth?.loginBackoff ?? DEFAULT_LOGIN_BACKOFF;
   if (config.failures <= 0) return null;
   const baseMs = config.baseMs ?? 1000;
-  return {
-    free: config.failures,
-    baseMs,
-    maxMs: Math.max(baseMs, config.maxSeconds * 1000),
-    forgetMs: LOGIN_BACKOFF_FORGET_MS,
-  };
+  const shape = { free: config.failures, baseMs, maxMs: Math.max(baseMs, config.maxSeconds * 1000) };
+  return { ...shape, windowMs: config.windowMs ?? loginBackoffWindowMs(shape) };
+}
+
+/**
+ * Claims one login attempt of a browser with a valid device cookie of the account: true while the device has
+ * had fewer than LOGIN_BACKOFF_FAILURES attempts since its last success (it is then exempt from the account's
+ * back-off); false once it used them up, for the rest of the cookie's life: from then on it is an untrusted
+ * client. Always false with the back-off off (there is nothing to be exempt from).
+ */
+export async function claimDeviceAttempt(services: ConsoleServices, limiterKey: string): Promise<boolean> {
+  const policy = loginBackoffPolicy(services);
+  if (!policy) return false;
+  return (await limiterOf(services).hit(limiterKey, policy.free, DEVICE_LOCK_MS)).allowed;
+}
+
+/** A device's password login succeeded: its failure count starts again. */
+export async function clearDeviceAttempts(services: ConsoleServices, limiterKey: string): Promise<void> {
+  await limiterOf(services).reset(limiterKey);
 }

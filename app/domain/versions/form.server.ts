@@ -9,7 +9,7 @@ import {
   versionFormSchema,
   versionUpdateSchema,
 } from '#app/domain/versions/versions.server.ts';
-import { safeRedirectTo } from '#app/utils/preferences.ts';
+import { safeRedirect } from '#app/utils/safe-redirect.ts';
 import { createToastHeader, redirectWithToast } from '#app/utils/toast.server.ts';
 
 export type VersionFormReply = {
@@ -56,5 +56,5 @@ export async function submitVersionForm(
     const reply: VersionFormReply = { ok: true, error: null, fieldErrors: {}, values };
     return data(reply, { headers: { 'Set-Cookie': await createToastHeader(toast) } });
   }
-  return redirectWithToast(safeRedirectTo(form.redirectTo, '/version'), toast);
+  return redirectWithToast(safeRedirect(form.redirectTo, '/version'), toast);
 }

@@ -1,0 +1,52 @@
+/**
+ * Hostile redirect targets (issue 23 item 6), as the value arrives after one decoding (a query parameter or a
+ * form field): each must give the fallback or a path on our own origin, never anything a browser could read
+ * as another origin or a script.
+ */
+export const HOSTILE_REDIRECTS = [
+  '/\t/evil.example', // the reported payload: /%09/<host>
+  '/\n/evil.example',
+  '/\r/evil.example',
+  '/\r\n/evil.example',
+  '\t//evil.example',
+  ' //evil.example',
+  '/\u0000/evil.example',
+  '/\u007f/evil.example',
+  '/\\evil.example',
+  '\\\\evil.example',
+  '/\\/evil.example',
+  '\\/evil.example',
+  '/%5Cevil.example',
+  '/%5cevil.example',
+  '/%09/evil.example',
+  '/%0a/evil.example',
+  '/%0D%0A/evil.example',
+  '//evil.example',
+  '///evil.example',
+  '////evil.example/',
+  '//evil.example/token',
+  '//evil.example@console.example.com',
+  '/%2F%2Fevil.example',
+  '/%2f/evil.example',
+  '/.//evil.example',
+  '/a/..//evil.example',
+  '/./%2F/evil.example',
+  'https://evil.example',
+  'https:evil.example',
+  'https:/evil.example',
+  'http://evil.example/token',
+  'HTTPS://EVIL.EXAMPLE',
+  'ftp://evil.example',
+  'https://console.example.com@evil.example',
+  'https://user:pass@console.example.com/token',
+  'javascript:alert(1)',
+  'JaVaScRiPt:alert(1)',
+  ' javascript:alert(1)',
+  'java\tscript:alert(1)',
+  'javascript%3Aalert(1)',
+  'data:text/html,<script>alert(1)</script>',
+  'vbscript:msgbox(1)',
+  '%2F%2Fevil.example',
+  '/%E0%A4%A', // malformed percent-encoding
+  `/${'a'.repeat(3000)}`,
+];
