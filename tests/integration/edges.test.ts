@@ -97,9 +97,18 @@ function sendChunked(
   headers: Record<string, string>,
   prefix: string,
   total: number,
+  opts: { expectContinue?: boolean; suffix?: string } = {},
 ): Promise<{ status: number; body: string; headers: Record<string, unknown>; written: number }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'transfer-encoding': 'chunked',
+        // As curl asks for chunked and large uploads: the body follows the server's 100 Continue.
+        ...(opts.expectContinue ? { expect: '100-continue' } : {}),
+      },
+    });
     const chunk = Buffer.alloc(64 * 1024, 'A');
     let written = 0;
     let answered = false;
@@ -115,16 +124,20 @@ function sendChunked(
     req.on('error', (err) => {
       if (!answered) reject(err);
     });
-    req.write(prefix);
-    written += prefix.length;
+    const start = () => {
+      req.write(prefix);
+      written += prefix.length;
+      pump();
+    };
     const pump = () => {
       while (!answered && written < total) {
         written += chunk.length;
         if (!req.write(chunk)) return void req.once('drain', pump);
       }
-      if (!answered) req.end();
+      if (!answered) req.end(opts.suffix);
     };
-    pump();
+    if (opts.expectContinue) req.once('continue', start);
+    else start();
   });
 }
 
@@ -155,6 +168,28 @@ describe('body limits (item 6)', () => {
       if (path === '/v1/messages') expect(body.error.type).toBe('request_too_large');
       else if (path.startsWith('/v1beta/')) expect(body.error.status).toBe('INVALID_ARGUMENT');
       else expect(body.error.code).toBe('request_too_large');
+    }
+  }, 60_000);
+
+  it('an upload that asks for 100-continue (curl) gets the same 413, or its answer, through the console', async () => {
+    // The console forwarded the client's `Expect` header and undici refuses it: every such upload was a 502.
+    const { key } = await seedToken(stack, userId, { unlimited: true });
+    const headers = { authorization: `Bearer sk-${key}`, 'content-type': 'application/json' };
+    for (const base of [relayUrl, consoleUrl]) {
+      const big = await sendChunked(`${base}/v1/chat/completions`, headers, jsonPrefix, TOTAL, {
+        expectContinue: true,
+      });
+      expect([base, big.status, big.body]).toEqual([
+        base,
+        413,
+        expect.stringContaining('"code":"request_too_large"'),
+      ]);
+      expect(big.written).toBeLessThan(READ_BOUND);
+      const small = await sendChunked(`${base}/v1/chat/completions`, headers, jsonPrefix, 0, {
+        expectContinue: true,
+        suffix: 'hi"}],"max_tokens":5}',
+      });
+      expect([base, small.status]).toEqual([base, 200]);
     }
   }, 60_000);
 
