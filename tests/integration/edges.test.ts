@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../../server/console.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
-import { startForwardingConsole } from './console-harness.ts';
+import { signedInUser, startForwardingConsole } from './console-harness.ts';
 import {
   lastLogOf,
   type Stack,
@@ -308,5 +308,69 @@ describe('CORS (item 11)', () => {
     const status = await fetch(`${consoleUrl}/api/status`, { headers: { origin: ORIGIN } });
     expect(status.status).toBe(200);
     expect(status.headers.get('access-control-allow-origin')).toBeNull();
+  }, 60_000);
+});
+
+describe('page forms with CR/LF/NUL (issue 23 item 9)', () => {
+  /** A document post as a browser without JavaScript sends it, same-origin. */
+  const post = (path: string, body: URLSearchParams | FormData, cookie = '') =>
+    fetch(`${consoleUrl}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        origin: consoleUrl,
+        'sec-fetch-site': 'same-origin',
+        'sec-fetch-mode': 'navigate',
+        'accept-language': 'en',
+        ...(cookie ? { cookie } : {}),
+      },
+      body,
+    });
+
+  it('are a 400 naming the field, never a 500, and change nothing', async () => {
+    const who = await signedInUser(stack, { quota: 1000 });
+    const { id: tokenId } = await seedToken(stack, who.id, { remainQuota: 10 });
+    const cookie = `sy_session=${who.session}`;
+    const cases: [string, URLSearchParams | FormData, string, string][] = [
+      // A line break in redirectTo reached the Location header (a 500 from Headers).
+      [
+        '/preferences',
+        new URLSearchParams({ intent: 'theme', theme: 'dark', redirectTo: '/token\r\nSet-Cookie: x=1' }),
+        '',
+        'redirectTo',
+      ],
+      [
+        '/token?index',
+        new URLSearchParams({ intent: 'status', id: String(tokenId), status: '2', redirectTo: '/token\n' }),
+        cookie,
+        'redirectTo',
+      ],
+      // A NUL byte reached PostgreSQL (a 500 from the driver), form-encoded or multipart.
+      ['/user/reset', new URLSearchParams({ email: 'a\u0000b@example.com', token: 'x' }), '', 'email'],
+      [
+        '/reset',
+        (() => {
+          const f = new FormData();
+          f.set('email', 'fuzz\u0000@example.com');
+          return f;
+        })(),
+        '',
+        'email',
+      ],
+    ];
+    for (const [path, body, c, field] of cases) {
+      const res = await post(path, body, c);
+      const text = await res.text();
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(text).toContain(`Field “${field}”`);
+    }
+    // The token was not disabled; a clean post still works.
+    const [row] = await stack.sql<{ status: number }>('select status from tokens where id = ?', [tokenId]);
+    expect(row!.status).toBe(1);
+    const ok = await post(
+      '/preferences',
+      new URLSearchParams({ intent: 'theme', theme: 'dark', redirectTo: '/token' }),
+    );
+    expect([ok.status, ok.headers.get('location')]).toEqual([302, '/token']);
   }, 60_000);
 });
