@@ -38,6 +38,7 @@ import { consoleBodyLimit } from './body-limit.ts';
 import { compression } from './compression.ts';
 import type { ConsoleConfig } from './config.ts';
 import { crossOriginGuard } from './csrf.ts';
+import { pageInputGuard } from './page-input.ts';
 import { createRelayProxy, createRelayUpgradeProxy, isRelayPath } from './relay-proxy.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -214,6 +215,8 @@ export async function startConsole(
   const behindProxy = config.TRUST_PROXY !== false && config.TRUST_PROXY !== 0;
   app.use('*', crossOriginGuard({ trustedOrigins: config.TRUSTED_ORIGINS, trustProxy: behindProxy }));
   app.use('*', consoleBodyLimit(config.MAX_BODY_BYTES));
+  // Page forms: NUL anywhere or a line break in redirectTo/intent is a 400 naming the field (ADR 038).
+  app.use('*', pageInputGuard());
   // Under /api: OPTIONS answered here, Remix's own refusals (a method without a handler) in the envelope.
   app.use('*', apiContract());
   if (!opts.dev) {

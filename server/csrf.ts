@@ -100,25 +100,37 @@ function withoutForeignOrigin(request: Request): Request {
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? '&#39;');
 
-const REFUSAL_HEADERS = { 'Cache-Control': 'no-store', Vary: 'Origin, Sec-Fetch-Site' };
-
 /** The 403 in the envelope the caller expects (see the module comment). */
 export async function crossOriginRefusal(request: Request): Promise<Response> {
   const t = await getFixedT(request);
-  const message = t('common:errors.crossOrigin');
+  return refusalFor(request, 403, t('common:errors.crossOrigin'), {
+    Vary: 'Origin, Sec-Fetch-Site',
+  });
+}
+
+/**
+ * A refusal made in front of Remix, in the envelope the caller expects: `{success:false,message}` under /api,
+ * a thrown response for `?_data=`, a turbo-stream `ErrorResponse` for single fetch (`.data`, the route's error
+ * boundary shows it), a small page for a document request. Shared with server/page-input.ts.
+ */
+export async function refusalFor(
+  request: Request,
+  status: 400 | 403,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<Response> {
+  const t = await getFixedT(request);
+  const headers = { 'Cache-Control': 'no-store', ...extraHeaders };
   const url = new URL(request.url);
-  if (isApiPath(url.pathname)) return fail(message, 403, { headers: REFUSAL_HEADERS });
+  if (isApiPath(url.pathname)) return fail(message, status, { headers });
   if (url.searchParams.has('_data')) {
-    // What Remix answers a `?_data=` request whose action threw `json({message}, 403)`.
-    return Response.json(
-      { message },
-      { status: 403, headers: { ...REFUSAL_HEADERS, 'X-Remix-Catch': 'yes' } },
-    );
+    // What Remix answers a `?_data=` request whose action threw `json({message}, status)`.
+    return Response.json({ message }, { status, headers: { ...headers, 'X-Remix-Catch': 'yes' } });
   }
+  const statusText = status === 403 ? 'Forbidden' : 'Bad Request';
   if (url.pathname.endsWith('.data')) {
-    // A single-fetch action result `{ error: ErrorResponse(403) }`, encoded as Remix's server does, so the
-    // route's error boundary shows the message.
-    const refusal = { status: 403, statusText: 'Forbidden', data: { message } };
+    // A single-fetch action result `{ error: ErrorResponse(status) }`, encoded as Remix's server does.
+    const refusal = { status, statusText, data: { message } };
     const body = encodeTurboStream(
       { error: refusal },
       {
@@ -131,16 +143,16 @@ export async function crossOriginRefusal(request: Request): Promise<Response> {
       },
     );
     return new Response(body, {
-      status: 403,
-      headers: { ...REFUSAL_HEADERS, 'Content-Type': 'text/x-script', 'X-Remix-Response': 'yes' },
+      status,
+      headers: { ...headers, 'Content-Type': 'text/x-script', 'X-Remix-Response': 'yes' },
     });
   }
   const lang = (await getLocale(request)) === 'en' ? 'en' : 'zh-CN';
   const title = escapeHtml(t('common:errors.crossOriginTitle'));
   const html = `<!DOCTYPE html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title></head><body><main><h1>${title}</h1><p role="alert">${escapeHtml(message)}</p><p><a href="/">${escapeHtml(t('common:nav.home'))}</a></p></main></body></html>`;
   return new Response(html, {
-    status: 403,
-    headers: { ...REFUSAL_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+    status,
+    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
   });
 }
 

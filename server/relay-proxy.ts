@@ -35,8 +35,11 @@ export function isRelayPath(pathname: string): boolean {
   return RELAY_PATH_PREFIXES.some((p) => pathname.startsWith(p));
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) are not forwarded.
+// Hop-by-hop headers (RFC 9110 §7.6.1) are not forwarded. Nor is `Expect`: Node's server has already answered
+// the client's `100-continue` (RFC 9110 §10.1.1), and undici refuses the header outright, which made every curl
+// upload through the console (curl asks for 100-continue on chunked and large bodies) a 502.
 const HOP_BY_HOP = new Set([
+  'expect',
   'connection',
   'keep-alive',
   'proxy-authenticate',

@@ -5,6 +5,9 @@
  * - Text: PostgreSQL's `text`/`varchar` cannot hold U+0000 (the driver's message is refused as a protocol
  *   violation, which surfaced as a 500). A string (or an object key) containing it is refused as input. Lone
  *   UTF-16 surrogates are not refused: the driver encodes them as U+FFFD, which PostgreSQL stores.
+ * - Single-line fields (SINGLE_LINE_FIELDS: a value that becomes part of an HTTP header, like a form's
+ *   `redirectTo`, or that dispatches, like `intent`): one line of printable ASCII. A line break there made
+ *   `Headers` throw (a 500) instead of a refusal. Multi-line text elsewhere (notices, mappings) keeps CR/LF.
  * - Integers: bounded to the column they land in (`int4`, `smallint`, `int8` as a JS safe integer), so an
  *   out-of-range or fractional number is a validation error, never a database error.
  * - `null` for an optional field means absent (issue 23 item 9): JSON clients send `"aff_code": null` for
@@ -47,6 +50,33 @@ export function findNulText(value: unknown, path: (string | number)[] = [], dept
     const hit = findNulText(v, [...path, k], depth + 1);
     if (hit !== null) return hit;
   }
+  return null;
+}
+
+/** Fields whose value must be one line of printable ASCII (see the module comment), wherever they appear. */
+export const SINGLE_LINE_FIELDS: ReadonlySet<string> = new Set(['redirectTo', 'intent']);
+
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+
+/** The field holding text the input layer refuses, and why: U+0000 anywhere, or a break in a single-line field. */
+export type UnsafeText = { field: string; problem: 'nul' | 'singleLine' };
+
+/**
+ * The first string under `value` (an object, FormData or URLSearchParams) that the input layer refuses: one
+ * holding U+0000 (findNulText), else a SINGLE_LINE_FIELDS value that is not one line of printable ASCII.
+ */
+export function findUnsafeText(value: unknown): UnsafeText | null {
+  const nul = findNulText(value);
+  if (nul !== null) return { field: nul, problem: 'nul' };
+  const entries =
+    value instanceof FormData || value instanceof URLSearchParams
+      ? [...value.entries()]
+      : value !== null && typeof value === 'object' && !Array.isArray(value)
+        ? Object.entries(value)
+        : [];
+  for (const [k, v] of entries)
+    if (SINGLE_LINE_FIELDS.has(k) && typeof v === 'string' && NOT_PRINTABLE_ASCII.test(v))
+      return { field: k, problem: 'singleLine' };
   return null;
 }
 

@@ -1,7 +1,7 @@
 import type { TFunction } from 'i18next';
 import type { z } from 'zod';
 import { InputError } from '#app/domain/errors.ts';
-import { findNulText, nullAsAbsent } from '#app/domain/input.ts';
+import { findUnsafeText, nullAsAbsent } from '#app/domain/input.ts';
 
 export type ParseOptions = {
   /** i18n namespace of the calling area (`users`, `tokens`, ...). */
@@ -49,10 +49,13 @@ export function parseInput<S extends z.ZodType>(
   throw new InputError(opts.messages === 'translated' ? first : t(fallbackKey), fieldErrors);
 }
 
-/** Throws an InputError naming the field when any string (or key) under `value` contains U+0000. */
+/**
+ * Throws an InputError naming the field when any string (or key) under `value` contains U+0000, or a
+ * single-line field (`redirectTo`, `intent`) is not one line of printable ASCII (app/domain/input.ts).
+ */
 export function refuseUnstorableText(t: TFunction, value: unknown): void {
-  const field = findNulText(value);
-  if (field === null) return;
-  const message = t('common:errors.nulText');
-  throw new InputError(message, { [field]: [message] });
+  const unsafe = findUnsafeText(value);
+  if (unsafe === null) return;
+  const message = t(unsafe.problem === 'nul' ? 'common:errors.nulText' : 'common:errors.singleLine');
+  throw new InputError(message, { [unsafe.field]: [message] });
 }

@@ -17,7 +17,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
   } catch {
     return text('fail', 400);
   }
-  return text(await handleAlipayNotify(notifyDeps(context), params));
+  return text(await handleAlipayNotify(notifyDeps(context, request), params));
 }
 
 export function loader() {

@@ -9,7 +9,7 @@ import { handleWeChatNotify } from '#app/domain/payments/orders.server.ts';
 export async function action({ request, context }: ActionFunctionArgs) {
   if (request.method !== 'POST') return new Response(null, { status: 405, headers: { Allow: 'POST' } });
   const body = (await request.text()).slice(0, 64 * 1024);
-  const result = await handleWeChatNotify(notifyDeps(context), request.headers, body);
+  const result = await handleWeChatNotify(notifyDeps(context, request), request.headers, body);
   if (result.ok) return new Response(null, { status: 204 });
   return new Response(JSON.stringify({ code: 'FAIL', message: result.message }), {
     status: result.status,

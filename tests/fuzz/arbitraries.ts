@@ -12,6 +12,11 @@ export const nastyStrings = [
   'fuzz\u0000',
   '\ud800',
   'x\udfff',
+  '\r\n',
+  'a\rb',
+  'fuzz\n',
+  '/token\r\nSet-Cookie: sy_session=x',
+  'x\u0001\u001f\u007f',
   '😀'.repeat(30),
   'é'.repeat(100),
   'x'.repeat(256),
@@ -67,6 +72,7 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 200, maxLength: 400 }) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((s) => `${s}\u0000${s}`) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((s) => `${s}\r\n${s}`) },
 );
 
 export const nastyNumber: fc.Arbitrary<number> = fc.oneof(
@@ -135,3 +141,72 @@ export const pathParam: fc.Arbitrary<string> = fc.oneof(
   nastyNumber.map(String),
   nastyString,
 );
+
+/**
+ * A form field's text as a browser posts it: what a user can type or paste (CR/LF, NUL, control characters,
+ * very long text, unicode). A form cannot carry a lone surrogate (it is encoded as U+FFFD on the way).
+ */
+export const formString: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: nastyString },
+  { weight: 2, arbitrary: nastyNumber.map(String) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('x'.repeat(70_000), `${'a'.repeat(300)}\r\n`, '\u0000'.repeat(10)),
+  },
+);
+
+/** What a user may type or paste into a field: line breaks, NUL, other control characters, a lot of text. */
+const formFragments = [
+  '\r\n',
+  '\n',
+  '\r',
+  '\u0000',
+  '\u0001',
+  '\t',
+  '\u2028',
+  'é😀',
+  'x'.repeat(300),
+  '%0d%0a',
+];
+
+/**
+ * A form derived from `base`: some fields replaced by hostile text (sometimes several values under one name),
+ * sometimes one dropped, sometimes an extra field.
+ */
+export function mutatedForm(
+  base: Record<string, string | string[]>,
+): fc.Arbitrary<Record<string, string | string[]>> {
+  const keys = Object.keys(base);
+  const value = fc.oneof(
+    { weight: 5, arbitrary: formString.map((v) => () => v) },
+    // the field's own value with something typed or pasted into it (keeps `/path` redirects path-like)
+    {
+      weight: 4,
+      arbitrary: fc.tuple(fc.constantFrom(...formFragments), fc.boolean()).map(
+        ([frag, atEnd]) =>
+          (old: string) =>
+            atEnd ? `${old}${frag}` : `${old.slice(0, 1)}${frag}${old.slice(1)}`,
+      ),
+    },
+    { weight: 1, arbitrary: fc.array(formString, { minLength: 2, maxLength: 3 }).map((v) => () => v) },
+  );
+  return fc
+    .record({
+      replace: fc.subarray(keys, { minLength: keys.length ? 1 : 0, maxLength: Math.min(3, keys.length) }),
+      values: fc.array(value, { minLength: 3, maxLength: 3 }),
+      drop: fc.subarray(keys, { maxLength: Math.min(1, keys.length) }),
+      extra: fc.option(fc.tuple(fc.constantFrom('redirectTo', '_fetcher', 'id', 'x'), formString), {
+        freq: 4,
+      }),
+    })
+    .map(({ replace, values, drop, extra }) => {
+      const out: Record<string, string | string[]> = { ...base };
+      replace.forEach((k, i) => {
+        const old = base[k];
+        out[k] = values[i]!(Array.isArray(old) ? (old[0] ?? '') : (old ?? ''));
+      });
+      for (const k of drop) delete out[k];
+      if (extra) out[extra[0]] = extra[1];
+      return out;
+    });
+}

@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../../server/console.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-upstream.ts';
-import { startForwardingConsole } from './console-harness.ts';
+import { signedInUser, startForwardingConsole } from './console-harness.ts';
 import {
   lastLogOf,
   type Stack,
@@ -97,9 +97,18 @@ function sendChunked(
   headers: Record<string, string>,
   prefix: string,
   total: number,
+  opts: { expectContinue?: boolean; suffix?: string } = {},
 ): Promise<{ status: number; body: string; headers: Record<string, unknown>; written: number }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'transfer-encoding': 'chunked',
+        // As curl asks for chunked and large uploads: the body follows the server's 100 Continue.
+        ...(opts.expectContinue ? { expect: '100-continue' } : {}),
+      },
+    });
     const chunk = Buffer.alloc(64 * 1024, 'A');
     let written = 0;
     let answered = false;
@@ -115,16 +124,20 @@ function sendChunked(
     req.on('error', (err) => {
       if (!answered) reject(err);
     });
-    req.write(prefix);
-    written += prefix.length;
+    const start = () => {
+      req.write(prefix);
+      written += prefix.length;
+      pump();
+    };
     const pump = () => {
       while (!answered && written < total) {
         written += chunk.length;
         if (!req.write(chunk)) return void req.once('drain', pump);
       }
-      if (!answered) req.end();
+      if (!answered) req.end(opts.suffix);
     };
-    pump();
+    if (opts.expectContinue) req.once('continue', start);
+    else start();
   });
 }
 
@@ -155,6 +168,28 @@ describe('body limits (item 6)', () => {
       if (path === '/v1/messages') expect(body.error.type).toBe('request_too_large');
       else if (path.startsWith('/v1beta/')) expect(body.error.status).toBe('INVALID_ARGUMENT');
       else expect(body.error.code).toBe('request_too_large');
+    }
+  }, 60_000);
+
+  it('an upload that asks for 100-continue (curl) gets the same 413, or its answer, through the console', async () => {
+    // The console forwarded the client's `Expect` header and undici refuses it: every such upload was a 502.
+    const { key } = await seedToken(stack, userId, { unlimited: true });
+    const headers = { authorization: `Bearer sk-${key}`, 'content-type': 'application/json' };
+    for (const base of [relayUrl, consoleUrl]) {
+      const big = await sendChunked(`${base}/v1/chat/completions`, headers, jsonPrefix, TOTAL, {
+        expectContinue: true,
+      });
+      expect([base, big.status, big.body]).toEqual([
+        base,
+        413,
+        expect.stringContaining('"code":"request_too_large"'),
+      ]);
+      expect(big.written).toBeLessThan(READ_BOUND);
+      const small = await sendChunked(`${base}/v1/chat/completions`, headers, jsonPrefix, 0, {
+        expectContinue: true,
+        suffix: 'hi"}],"max_tokens":5}',
+      });
+      expect([base, small.status]).toEqual([base, 200]);
     }
   }, 60_000);
 
@@ -273,5 +308,69 @@ describe('CORS (item 11)', () => {
     const status = await fetch(`${consoleUrl}/api/status`, { headers: { origin: ORIGIN } });
     expect(status.status).toBe(200);
     expect(status.headers.get('access-control-allow-origin')).toBeNull();
+  }, 60_000);
+});
+
+describe('page forms with CR/LF/NUL (issue 23 item 9)', () => {
+  /** A document post as a browser without JavaScript sends it, same-origin. */
+  const post = (path: string, body: URLSearchParams | FormData, cookie = '') =>
+    fetch(`${consoleUrl}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        origin: consoleUrl,
+        'sec-fetch-site': 'same-origin',
+        'sec-fetch-mode': 'navigate',
+        'accept-language': 'en',
+        ...(cookie ? { cookie } : {}),
+      },
+      body,
+    });
+
+  it('are a 400 naming the field, never a 500, and change nothing', async () => {
+    const who = await signedInUser(stack, { quota: 1000 });
+    const { id: tokenId } = await seedToken(stack, who.id, { remainQuota: 10 });
+    const cookie = `sy_session=${who.session}`;
+    const cases: [string, URLSearchParams | FormData, string, string][] = [
+      // A line break in redirectTo reached the Location header (a 500 from Headers).
+      [
+        '/preferences',
+        new URLSearchParams({ intent: 'theme', theme: 'dark', redirectTo: '/token\r\nSet-Cookie: x=1' }),
+        '',
+        'redirectTo',
+      ],
+      [
+        '/token?index',
+        new URLSearchParams({ intent: 'status', id: String(tokenId), status: '2', redirectTo: '/token\n' }),
+        cookie,
+        'redirectTo',
+      ],
+      // A NUL byte reached PostgreSQL (a 500 from the driver), form-encoded or multipart.
+      ['/user/reset', new URLSearchParams({ email: 'a\u0000b@example.com', token: 'x' }), '', 'email'],
+      [
+        '/reset',
+        (() => {
+          const f = new FormData();
+          f.set('email', 'fuzz\u0000@example.com');
+          return f;
+        })(),
+        '',
+        'email',
+      ],
+    ];
+    for (const [path, body, c, field] of cases) {
+      const res = await post(path, body, c);
+      const text = await res.text();
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(text).toContain(`Field “${field}”`);
+    }
+    // The token was not disabled; a clean post still works.
+    const [row] = await stack.sql<{ status: number }>('select status from tokens where id = ?', [tokenId]);
+    expect(row!.status).toBe(1);
+    const ok = await post(
+      '/preferences',
+      new URLSearchParams({ intent: 'theme', theme: 'dark', redirectTo: '/token' }),
+    );
+    expect([ok.status, ok.headers.get('location')]).toEqual([302, '/token']);
   }, 60_000);
 });

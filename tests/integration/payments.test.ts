@@ -17,7 +17,12 @@ import { authTFor } from '#app/domain/auth/i18n.server.ts';
 import { createSessionToken, sha256Hex } from '#app/domain/auth/session.server.ts';
 import type { MailMessage } from '#app/domain/mail/mailer.server.ts';
 import { type PaymentDeps, sweepOrders } from '#app/domain/payments/orders.server.ts';
-import { createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
+import {
+  REFUSAL_ROWS_PER_SOURCE,
+  REFUSAL_ROWS_TOTAL,
+  SUPPRESSED_ACTION,
+} from '#app/domain/payments/refusals.server.ts';
+import { CLIENT_IP_HEADER, createMemoryRateLimiter } from '#app/domain/security/rate-limit.server.ts';
 import { loader as adminOrderList } from '#app/routes/api.order.adminOrderList.ts';
 import { loader as createOrder } from '#app/routes/api.order.createOrder.ts';
 import { loader as getOrderList } from '#app/routes/api.order.getOrderList.ts';
@@ -391,6 +396,61 @@ describe('Alipay payment', () => {
     expect((await orderRow(order_id)).status).toBe(OrderStatus.Paid);
     expect(await quotaOf(who.id)).toBe(5_000_000);
   });
+});
+
+describe('refused notifications (issue 23 item 9)', () => {
+  /** A notify posted straight to the route from `ip` (the address server/console.ts passes in). */
+  async function post(gateway: 'alipay' | 'wechatpay', ip: string, body: string, headers = {}) {
+    const action = gateway === 'alipay' ? alipayNotify : wechatNotify;
+    const request = new Request(`http://127.0.0.1/api/payment/${gateway}/notify`, {
+      method: 'POST',
+      headers: { [CLIENT_IP_HEADER]: ip, ...headers },
+      body,
+    });
+    const res = (await action({ request, context: { services }, params: {} } as never)) as Response;
+    return { status: res.status, body: await res.text() };
+  }
+  const auditRows = (action: string) => db.orm.em.fork().count(AuditEntry, { action });
+
+  it('1,000 forged notifications write a bounded number of audit rows; a genuine one still credits once', async () => {
+    const who = await makeUser();
+    const { order_id } = await order(who, 'pay_method=1&amount=10');
+    alipay.scan(order_id);
+    const forged = new URLSearchParams({
+      out_trade_no: order_id,
+      trade_status: 'TRADE_SUCCESS',
+      total_amount: '73.00',
+      app_id: alipay.appId,
+      sign_type: 'RSA2',
+      sign: 'Zm9yZ2Vk',
+    }).toString();
+    // 1,000 from one address, then 1,000 from as many addresses: every one is refused.
+    const answers = new Set<string>();
+    for (let i = 0; i < 1000; i++) answers.add((await post('alipay', '203.0.113.9', forged)).body);
+    expect(await auditRows('order.payment.refused')).toBe(REFUSAL_ROWS_PER_SOURCE);
+    for (let i = 0; i < 1000; i++)
+      answers.add((await post('alipay', `10.${i >> 8}.${i & 255}.7`, forged)).body);
+    expect([...answers]).toEqual(['fail']);
+    expect(await auditRows('order.payment.refused')).toBe(REFUSAL_ROWS_TOTAL);
+    // One summary row says refusals go unrecorded for the rest of the window.
+    const summaries = await db.orm.em.fork().find(AuditEntry, { action: SUPPRESSED_ACTION });
+    expect(summaries.map((r) => [r.targetId, r.ip])).toEqual([['alipay', '203.0.113.9']]);
+    expect(JSON.parse(summaries[0]!.after!)).toMatchObject({ reason: 'bad_signature' });
+    const [first] = await refusals();
+    expect([first!.ip, JSON.parse(first!.after!).reason]).toEqual(['203.0.113.9', 'bad_signature']);
+    // WeChat Pay's refusals have their own bound, and are still answered 401.
+    const statuses = new Set<number>();
+    for (let i = 0; i < 300; i++)
+      statuses.add((await post('wechatpay', '203.0.113.9', '{"id":"x","resource":{}}')).status);
+    expect([...statuses]).toEqual([401]);
+    expect(await auditRows('order.payment.refused')).toBe(REFUSAL_ROWS_TOTAL + REFUSAL_ROWS_PER_SOURCE);
+    expect(await auditRows(SUPPRESSED_ACTION)).toBe(2);
+    // The genuine notification is neither delayed nor dropped, and credits once.
+    expect(await quotaOf(who.id)).toBe(0);
+    expect(await alipay.pay(order_id, { times: 3 })).toEqual(['success', 'success', 'success']);
+    expect(await quotaOf(who.id)).toBe(5_000_000);
+    expect(await topUps(who.id)).toBe(1);
+  }, 60_000);
 });
 
 describe('WeChat Pay payment', () => {

@@ -466,6 +466,9 @@ function applyFields(
   if ([...c.name].length > 128) throw new InputError(t('channels:errors.nameTooLong'), { name: [] });
   if (input.openai_organization !== undefined)
     c.openaiOrganization = input.openai_organization.trim() || null;
+  // varchar(128): a longer one was a database error (a 500 from the page form).
+  if ([...(c.openaiOrganization ?? '')].length > 128)
+    throw new InputError(t('channels:errors.invalidInput'), { openai_organization: [] });
   if (input.max_input_tokens !== undefined) c.maxInputTokens = Math.max(0, input.max_input_tokens);
   if (input.base_url !== undefined) c.baseUrl = input.base_url.trim().replace(/\/+$/, '');
   if (c.baseUrl && !isHttpBaseUrl(c.baseUrl))

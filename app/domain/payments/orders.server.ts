@@ -7,12 +7,11 @@
  *   replayed and concurrent notifies credit once;
  * - a payment is accepted only when the gateway's signature verifies, the pay method matches and the amount
  *   equals the order's money to the cent; anything else is refused, changes nothing and is recorded
- *   (audit entry `order.payment.refused`, plus a console warning);
+ *   (audit entry `order.payment.refused`, plus a console warning, both rate-limited: refusals.server.ts);
  * - a pending order closes ORDER_TIMEOUT after creation (PAYMENT_ORDER_TIMEOUT), at the gateway first; a payment
  *   for a closed order is refused.
  */
 import { LockMode, raw } from '@mikro-orm/core';
-import { AuditEntry } from '@switchyard/db/entities/audit-entry.ts';
 import { Log, LogType } from '@switchyard/db/entities/log.ts';
 import { Order, OrderStatus, OrderType, PayMethod } from '@switchyard/db/entities/order.ts';
 import { Redemption, RedemptionStatus } from '@switchyard/db/entities/redemption.ts';
@@ -39,6 +38,7 @@ import {
 } from './config.server.ts';
 import { GatewayError, type GatewayTrade, type PaymentGateway } from './gateway.ts';
 import { amountToCents, formatCents, moneyCents, parseCents, quotaForCents } from './money.ts';
+import { type RefusalSource, recordRefusal } from './refusals.server.ts';
 import { createWeChatPayGateway, openWeChatNotify, wechatTrade } from './wechatpay.server.ts';
 
 export { OrderStatus, OrderType, PayMethod };
@@ -55,7 +55,8 @@ export type PaymentDeps = {
   payments?: PaymentEnv;
   /** the codes of a card purchase go out through this (SMTP options, or a test transport) */
   mail?: MailServices;
-} & RelaySync;
+} & RelaySync &
+  RefusalSource;
 
 export type OrdersCtx = PaymentDeps & { actor: SessionUser | null; ip?: string };
 
@@ -364,31 +365,6 @@ export type PaymentResult =
   | { outcome: 'duplicate'; order: Order }
   | { outcome: 'refused'; reason: 'unknown_order' | 'method_mismatch' | 'amount_mismatch' | 'closed' };
 
-async function recordRefusal(
-  deps: PaymentDeps,
-  orderId: string,
-  reason: string,
-  detail: Record<string, unknown>,
-): Promise<void> {
-  console.warn(
-    `[payments] payment for order ${orderId.slice(0, 64)} refused: ${reason} ${JSON.stringify(detail)}`,
-  );
-  try {
-    const em = deps.em.fork();
-    em.create(AuditEntry, {
-      actorId: null,
-      action: 'order.payment.refused',
-      targetType: 'order',
-      targetId: orderId.slice(0, 191),
-      before: null,
-      after: JSON.stringify({ reason, ...detail }).slice(0, 4000),
-    } as never);
-    await em.flush();
-  } catch (error) {
-    console.error('[payments] could not record a refused payment', error);
-  }
-}
-
 /**
  * Applies a verified payment: the one transaction of the money rules. Replays and concurrent deliveries wait
  * on the row lock and find the order paid ('duplicate'); nothing is credited twice.
@@ -459,7 +435,7 @@ export async function applyPayment(
     return { outcome: 'credited', order };
   });
   if (result.outcome === 'refused') {
-    await recordRefusal(deps, orderId, result.reason, {
+    await recordRefusal(deps, method, orderId, result.reason, {
       pay_method: method,
       amount_cents: trade.amountCents,
       trade_no: trade.tradeNo.slice(0, 64),
@@ -608,18 +584,20 @@ export async function handleAlipayNotify(
   const config = alipayConfig(deps.options, env(deps));
   const orderId = String(params.out_trade_no ?? '');
   if (!config || !verifyAlipayNotify(config, params)) {
-    await recordRefusal(deps, orderId, 'bad_signature', { pay_method: PayMethod.Alipay });
+    await recordRefusal(deps, PayMethod.Alipay, orderId, 'bad_signature', { pay_method: PayMethod.Alipay });
     return 'fail';
   }
   if (params.app_id !== config.appId) {
-    await recordRefusal(deps, orderId, 'app_id_mismatch', { app_id: String(params.app_id).slice(0, 64) });
+    await recordRefusal(deps, PayMethod.Alipay, orderId, 'app_id_mismatch', {
+      app_id: String(params.app_id).slice(0, 64),
+    });
     return 'fail';
   }
   let trade: GatewayTrade;
   try {
     trade = alipayTrade(params);
   } catch {
-    await recordRefusal(deps, orderId, 'bad_amount', {
+    await recordRefusal(deps, PayMethod.Alipay, orderId, 'bad_amount', {
       total_amount: String(params.total_amount).slice(0, 32),
     });
     return 'fail';
@@ -641,20 +619,22 @@ export async function handleWeChatNotify(
   const config = wechatPayConfig(deps.options, env(deps));
   const opened = config ? openWeChatNotify(config, headers, body) : null;
   if (!config || !opened) {
-    await recordRefusal(deps, '', 'bad_signature', { pay_method: PayMethod.WeChatPay });
+    await recordRefusal(deps, PayMethod.WeChatPay, '', 'bad_signature', { pay_method: PayMethod.WeChatPay });
     return { ok: false, status: 401, message: 'signature verification failed' };
   }
   const tx = opened.transaction;
   const orderId = String(tx.out_trade_no ?? '');
   if (tx.mchid !== config.mchId || tx.appid !== config.appId) {
-    await recordRefusal(deps, orderId, 'merchant_mismatch', { mchid: String(tx.mchid).slice(0, 32) });
+    await recordRefusal(deps, PayMethod.WeChatPay, orderId, 'merchant_mismatch', {
+      mchid: String(tx.mchid).slice(0, 32),
+    });
     return { ok: false, status: 400, message: 'merchant mismatch' };
   }
   let trade: GatewayTrade;
   try {
     trade = wechatTrade(tx);
   } catch {
-    await recordRefusal(deps, orderId, 'bad_amount', {});
+    await recordRefusal(deps, PayMethod.WeChatPay, orderId, 'bad_amount', {});
     return { ok: false, status: 400, message: 'bad amount' };
   }
   if (trade.state !== 'paid') return { ok: true };

@@ -124,6 +124,8 @@ const common: CommonResources = {
     crossOrigin:
       "request from another site refused: changes can only be submitted from this console's own pages",
     nulText: 'Text must not contain the NUL character (U+0000)',
+    singleLine: 'Must be a single line of plain text, without line breaks or control characters',
+    badField: 'Field “{{field}}”: {{message}}',
     invalidInput: 'Please check the input',
     apiNotFound: 'No such API: check the path',
     methodNotAllowed: 'Method not allowed',

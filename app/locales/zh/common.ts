@@ -121,6 +121,8 @@ const common = {
     crossOriginTitle: '请求被拒绝',
     crossOrigin: '已拒绝来自其他站点的请求：修改操作只能在本控制台的页面上提交',
     nulText: '文本不能包含 NUL 字符（U+0000）',
+    singleLine: '只能是一行纯文本，不能包含换行或控制字符',
+    badField: '字段“{{field}}”：{{message}}',
     invalidInput: '请检查输入',
     apiNotFound: '接口不存在，请检查路径',
     methodNotAllowed: '不支持该请求方法',
