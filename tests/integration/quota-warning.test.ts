@@ -173,10 +173,12 @@ function event(userId: number, quota: number): UsageEvent {
 /** One ReportUsage call over gRPC, as the relay's outbox makes it. */
 function report(events: UsageEvent[]): Promise<ReportUsageResponse> {
   const client = new BillingServiceClient(stack.billing.address, credentials.createInsecure());
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${stack.internalSecret}`);
   return new Promise<ReportUsageResponse>((resolve, reject) => {
     client.reportUsage(
       { events },
-      new Metadata(),
+      metadata,
       { deadline: Date.now() + 10_000 },
       (err: ServiceError | null, res?: ReportUsageResponse) => (err || !res ? reject(err) : resolve(res)),
     );
