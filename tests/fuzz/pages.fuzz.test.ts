@@ -28,7 +28,7 @@ import { formString, mutatedForm, pathParam } from './arbitraries.ts';
 import { COUNT_ONLY, checksum, newTally, params, runs, SEED, show } from './harness.ts';
 import { type Form, PAGE_ROUTES, pageParams, pagePath } from './page-routes.ts';
 
-const SECRET = 'fuzz-pages-internal-secret';
+const SECRET = 'fuzz-pages-internal-secret-0123456789ab';
 const ROUTE_DIR = new URL('../../app/routes/', import.meta.url);
 const ORIGIN = 'http://localhost';
 
